@@ -1,0 +1,227 @@
+import type { Request, Response } from 'express';
+import * as soap from 'soap';
+import { AsmxError, Errors } from '../../errors';
+import { log } from '../../log';
+import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
+import type { EndpointSpec, OperationSpec } from '../../services/contract';
+import type { Operation } from '../../services/types';
+import { compileAnswerWriter, escapeAttribute } from '../answers';
+import { type EnvelopeScan, lineAndColumn, scanEnvelope } from './scan';
+import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
+
+/**
+ * SOAP 1.1 and 1.2 on `POST /<Endpoint>.asmx`.
+ *
+ * ASMX decides a request's fate in an order node-soap does not follow, so this front does that part:
+ * the version from Content-Type and SOAPAction, routing by SOAPAction (1.1) or by the `action`
+ * parameter then the Body's first element (1.2), a refusal of malformed XML and DTDs, and the envelope
+ * version of the answer. node-soap then parses the envelope against the WSDL, calls the service and
+ * writes the answer, through hooks that give it ASMX's envelope and faults.
+ */
+
+/** node-soap Server internals we replace (soap is pinned to 1.13.0 for this). */
+interface NodeSoapHooks {
+  _envelope(body: string, headers: unknown, includeTimestamp: unknown): string;
+  _sendError(fault: unknown, callback: (result: string, statusCode?: number) => void, includeTimestamp?: unknown): void;
+}
+
+/** What the front learned about a request, handed to the operation through node-soap's request. */
+interface RequestContext {
+  scan: EnvelopeScan;
+}
+const CONTEXT = Symbol('asmx.request');
+
+/** A fault on its way through node-soap: the ASMX error it stands for. */
+interface FaultCarrier {
+  Fault: { asmx: AsmxError };
+}
+
+export type SoapHandler = (req: Request, res: Response) => Promise<void>;
+
+export interface SoapBindingOptions {
+  endpoint: EndpointSpec;
+  /** The endpoint's WSDL with the namespace filled in. */
+  wsdl: string;
+  ns: string;
+  operations: ReadonlyMap<string, Operation>;
+}
+
+export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
+  const { endpoint, ns } = opts;
+  const path = `/${endpoint.name}.asmx`;
+  const byAction = new Map(endpoint.operations.map((op) => [ns + op.name, op]));
+  const servers = {
+    '1.1': await nodeSoapServer(opts, Soap11),
+    '1.2': await nodeSoapServer(opts, Soap12),
+  };
+
+  return async (req, res) => {
+    const contentType = parseContentType(req.headers['content-type']);
+    if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') return sendEmpty(res, 415);
+    const soapAction = header(req, 'soapaction');
+    const routeByAction = contentType.type === 'text/xml' && soapAction !== undefined;
+
+    let op: OperationSpec | undefined;
+    if (routeByAction) {
+      const value = unquote(soapAction);
+      op = byAction.get(value);
+      if (op === undefined) return sendFault(res, Soap11, Errors.soapActionUnknown(value));
+    }
+
+    const source = decode(req.body, contentType.charset);
+    const scanned = scanEnvelope(source);
+    if (!scanned.ok) {
+      if (routeByAction) return sendEmpty(res, 400);
+      return sendFault(res, Soap12, Errors.unreadableXml(scanned.message));
+    }
+    const { scan } = scanned;
+    const version = scan.root.local === 'Envelope' ? versionOfEnvelope(scan.root.ns) : null;
+    if (version === null) return sendFault(res, Soap11, Errors.versionMismatch(scan.root.ns));
+    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415);
+
+    if (op === undefined) {
+      const action = contentType.action;
+      op = (action !== undefined ? byAction.get(action) : undefined) ?? bodyOperation(endpoint, ns, scan);
+      if (op === undefined) {
+        return sendFault(res, version, action !== undefined ? Errors.actionNotRecognized(action) : Errors.noValidAction());
+      }
+    }
+
+    // ASMX reads parameters only from the element the operation expects; any other Body content is
+    // ignored, so the operation runs with every parameter absent.
+    const bodyMatches = scan.bodyChild?.ns === ns && scan.bodyChild.local === op.name;
+    const xml = bodyMatches ? source : version.envelope(`<${op.name} xmlns="${escapeAttribute(ns)}" />`);
+    const context: RequestContext = { scan };
+    const answer = await servers[version.name].processRequest(xml, {
+      url: path,
+      method: 'POST',
+      headers: { soapaction: ns + op.name, [CONTEXT]: context } as Record<string, string>,
+      connection: { remoteAddress: req.socket.remoteAddress },
+    });
+    if (answer.statusCode === 200) return send(res, 200, version.contentType, answer.body, 'private, max-age=0');
+    // node-soap's own failures (not ours) are text we must not pass on.
+    if (!answer.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal());
+    return send(res, answer.statusCode, version.contentType, answer.body, 'private');
+  };
+}
+
+/** One node-soap server for one endpoint and one SOAP version, writing ASMX envelopes and faults. */
+async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<soap.Server> {
+  const { endpoint, ns } = opts;
+  const handlers: Record<string, soap.ISoapServiceMethod> = {};
+  for (const op of endpoint.operations) {
+    const run = opts.operations.get(op.name);
+    if (run === undefined) throw new Error(`no implementation for ${endpoint.name}.${op.name}`);
+    const writer = compileAnswerWriter(op, ns);
+    handlers[op.name] = async (args: Record<string, unknown> | undefined, _cb: unknown, _h: unknown, req: { headers: Record<symbol, RequestContext> }) => {
+      try {
+        const values = readArguments(op, args ?? {}, req.headers[CONTEXT]);
+        return { _xml: writer.soap(await run(...values)) };
+      } catch (e) {
+        throw faultFor(e, endpoint, op);
+      }
+    };
+  }
+
+  const server = await new Promise<soap.Server>((resolve, reject) => {
+    void soap.createServerless({
+      path: `/${endpoint.name}.asmx`,
+      services: { [endpoint.name]: { [`${endpoint.name}Soap`]: handlers, [`${endpoint.name}Soap12`]: handlers } },
+      xml: opts.wsdl,
+      // ASMX keeps white space in string parameters; node-soap trims it by default.
+      preserveWhitespace: true,
+      handleNilAsNull: true,
+      callback: (err: unknown, s: soap.Server) => (err ? reject(err) : resolve(s)),
+    });
+  });
+  const hooks: NodeSoapHooks = {
+    _envelope: (body) => version.envelope(body),
+    _sendError: (fault, callback) => {
+      const asmx = (fault as FaultCarrier['Fault']).asmx;
+      callback(version.fault(asmx instanceof AsmxError ? asmx : Errors.internal()), 500);
+    },
+  };
+  return Object.assign(server, hooks);
+}
+
+/** The operation's arguments in contract order, as ASMX's XmlSerializer would read them. */
+function readArguments(op: OperationSpec, args: Record<string, unknown>, context: RequestContext): (string | null)[] {
+  return op.params.map((p) => {
+    const value = args[p.name];
+    if (p.type === 'string') return typeof value === 'string' ? value : null;
+    // An absent char is default(char); an empty element is an empty number, which does not convert.
+    if (value === undefined) return ABSENT_CHAR;
+    const converted = charFromSoapCode(typeof value === 'string' ? value : '');
+    if ('char' in converted) return converted.char;
+    const scanned = context.scan.params.get(p.name);
+    const { line, column } = lineAndColumn(context.scan.source, scanned?.nextNameIndex ?? 0);
+    throw Errors.badXmlValue(line, column, converted.reason);
+  });
+}
+
+function faultFor(e: unknown, endpoint: EndpointSpec, op: OperationSpec): FaultCarrier {
+  if (e instanceof AsmxError) return { Fault: { asmx: e } };
+  log.error('operation failed', { endpoint: endpoint.name, operation: op.name, error: e });
+  return { Fault: { asmx: Errors.internal() } };
+}
+
+function bodyOperation(endpoint: EndpointSpec, ns: string, scan: EnvelopeScan): OperationSpec | undefined {
+  const child = scan.bodyChild;
+  if (child === null || child.ns !== ns) return undefined;
+  return endpoint.operations.find((op) => op.name === child.local);
+}
+
+interface ContentType {
+  type: string;
+  charset: string | undefined;
+  /** SOAP 1.2's `action` parameter, unquoted. */
+  action: string | undefined;
+}
+
+export function parseContentType(value: string | undefined): ContentType {
+  const [type = '', ...params] = (value ?? '').split(';');
+  const result: ContentType = { type: type.trim().toLowerCase(), charset: undefined, action: undefined };
+  for (const param of params) {
+    const eq = param.indexOf('=');
+    if (eq === -1) continue;
+    const name = param.slice(0, eq).trim().toLowerCase();
+    const v = unquote(param.slice(eq + 1).trim());
+    if (name === 'charset') result.charset = v.toLowerCase();
+    else if (name === 'action') result.action = v;
+  }
+  return result;
+}
+
+/** Quotes are removed only when both are there, as ASMX does. */
+function unquote(value: string): string {
+  return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function decode(body: unknown, charset: string | undefined): string {
+  if (!Buffer.isBuffer(body)) return '';
+  let text: string;
+  try {
+    text = new TextDecoder(charset ?? 'utf-8').decode(body);
+  } catch {
+    text = body.toString('utf8');
+  }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+function sendFault(res: Response, version: SoapVersion, error: AsmxError): void {
+  send(res, 500, version.contentType, version.fault(error), 'private');
+}
+
+function sendEmpty(res: Response, status: number): void {
+  send(res, status, Soap11.contentType, '', 'private');
+}
+
+function send(res: Response, status: number, contentType: string, body: string, cacheControl: string): void {
+  res.status(status).set({ 'Content-Type': contentType, 'Cache-Control': cacheControl });
+  res.end(body);
+}

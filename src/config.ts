@@ -1,0 +1,91 @@
+/**
+ * Configuration from the environment, validated once at start. A bad value is a ConfigError whose
+ * message is one line naming the variable; main turns it into exit code 1.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** The service namespace: WSDL targetNamespace, SOAPAction prefix, response elements. */
+  xmlNamespace: string;
+  /** An IIS virtual directory such as `/StudentService`, or '' for the site root. */
+  basePath: string;
+  /** Fixed public address (scheme://host[:port][/path]) used in WSDL addresses, or null. */
+  publicUrl: string | null;
+  /** Take scheme and host from X-Forwarded-Proto / X-Forwarded-Host. */
+  trustProxy: boolean;
+  sqlitePath: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function port(value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
+    throw new ConfigError(`PORT must be a whole number from 0 to 65535, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function absoluteUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http or https URL, got "${value}"`);
+  }
+  return value;
+}
+
+/** ASMX accepts any absolute URI as a namespace (http://tempuri.org/, urn:school:v1, ...). */
+function namespaceUri(value: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(value)) {
+    throw new ConfigError(`XML_NAMESPACE must be an absolute URI such as http://tempuri.org/, got "${value}"`);
+  }
+  return value;
+}
+
+function basePath(value: string): string {
+  const trimmed = value.replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  if (!/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(trimmed)) {
+    throw new ConfigError(`BASE_PATH must be a path such as /StudentService, got "${value}"`);
+  }
+  return trimmed;
+}
+
+function flag(name: string, value: string): boolean {
+  const v = value.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+function host(value: string): string {
+  if (value.trim() === '' || /\s/.test(value)) throw new ConfigError(`HOST must be a host name or address, got "${value}"`);
+  return value;
+}
+
+function nonEmpty(name: string, value: string): string {
+  if (value.trim() === '') throw new ConfigError(`${name} must not be empty`);
+  return value;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const get = (name: string, fallback: string) => env[name] ?? fallback;
+  const publicUrl = env.PUBLIC_URL;
+  return {
+    port: port(get('PORT', '8080')),
+    host: host(get('HOST', '0.0.0.0')),
+    xmlNamespace: namespaceUri(get('XML_NAMESPACE', 'http://tempuri.org/')),
+    basePath: basePath(get('BASE_PATH', '')),
+    publicUrl: publicUrl === undefined || publicUrl === '' ? null : absoluteUrl('PUBLIC_URL', publicUrl).replace(/\/+$/, ''),
+    trustProxy: flag('TRUST_PROXY', get('TRUST_PROXY', 'false')),
+    sqlitePath: nonEmpty('SQLITE_PATH', get('SQLITE_PATH', './data/student-info.db')),
+  };
+}

@@ -1,0 +1,71 @@
+import type { Store } from '../store/store';
+import type { Operation, StudentInfo } from './types';
+
+/**
+ * The five endpoints as plain typed objects: what each operation does, with no XML, HTTP or
+ * node-soap in sight. The bindings call them with arguments in contract order.
+ */
+
+export class AuthCodeSending {
+  constructor(private readonly store: Store) {}
+
+  /** Queues the code for SMS delivery; the request is durable before the caller is answered. */
+  async AuthCode(code: string | null, phone: string | null): Promise<void> {
+    await this.store.enqueueAuthCode(code, phone);
+  }
+}
+
+export class GetStudnetsMarks {
+  /** The contract answers nothing; the legacy operation had no observable effect. */
+  async GetStudentsMarks(_studnetId: string | null, _subjectId: string | null): Promise<void> {}
+}
+
+export class AboutUs {
+  async GetAboutUs(): Promise<void> {}
+}
+
+export class NotificationNotes {
+  constructor(private readonly store: Store) {}
+
+  /** The school's students whose ShowActive is the given character, ordered by id_student. */
+  GetStudentSchool(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
+    return this.store.studentsOf(schoolBaseUrl, showActive);
+  }
+}
+
+export class PushNotificationMobile {
+  constructor(private readonly store: Store) {}
+
+  /** The device's push token, null when the device is unknown. */
+  GetTokenDevice(id: string | null): Promise<string | null> {
+    return this.store.deviceToken(id);
+  }
+
+  /** Answers nothing, as the contract says: the push credentials are never revealed. */
+  async GetServerKeyAndSender(): Promise<void> {}
+}
+
+/** Endpoint name → operation name → implementation, as the bindings look them up. */
+export type ServiceRegistry = ReadonlyMap<string, ReadonlyMap<string, Operation>>;
+
+export function createServices(store: Store): ServiceRegistry {
+  const objects: object[] = [
+    new AuthCodeSending(store),
+    new GetStudnetsMarks(),
+    new AboutUs(),
+    new NotificationNotes(store),
+    new PushNotificationMobile(store),
+  ];
+  return new Map(
+    objects.map((obj) => {
+      const proto = Object.getPrototypeOf(obj) as object;
+      const ops = Object.getOwnPropertyNames(proto)
+        .filter((name) => name !== 'constructor')
+        .map((name): [string, Operation] => {
+          const fn = (obj as Record<string, Operation>)[name];
+          return [name, fn.bind(obj)];
+        });
+      return [obj.constructor.name, new Map(ops)];
+    }),
+  );
+}
