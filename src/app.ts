@@ -26,7 +26,7 @@ interface EndpointBindings {
 export async function createApp(config: Config, store: Store): Promise<express.Express> {
   const services = createServices(store);
   const catalog = new WsdlCatalog(config.xmlNamespace);
-  const pages = createServicePages(config);
+  const pages = createServicePages(config, catalog);
 
   const bindings = new Map<string, EndpointBindings>();
   for (const spec of ENDPOINTS) {

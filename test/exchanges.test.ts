@@ -37,8 +37,8 @@ function send(x: Exchange) {
   const r = x.request.method === 'GET' ? agent.get(x.request.path) : agent.post(x.request.path);
   r.set('Host', HOST);
   for (const [k, v] of Object.entries(x.request.headers)) r.set(k, v);
-  // supertest would otherwise pick a Content-Type itself
-  if (x.request.method === 'POST') r.send(Buffer.from(x.request.body ?? '', 'utf8'));
+
+  if (x.request.method === 'POST') r.send(x.request.body ?? '');
   return r.buffer(true).parse((res, cb) => {
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,0 +1,100 @@
+import type { Request, Response } from 'express';
+import type { Config } from '../config';
+import type { EndpointSpec } from '../services/contract';
+import { discoDocument } from './disco';
+import { methodNotFoundPage, operationHelpPage, serviceHelpPage } from './help';
+import { serviceUrl } from './public-url';
+import { WsdlCatalog } from './wsdl';
+
+export type ServicePageHandler = (endpoint: EndpointSpec, req: Request, res: Response) => void;
+
+/** A query string as ASP.NET's HttpValueCollection reads it: a valueless item has the name null. */
+type QueryItems = readonly (readonly [name: string | null, value: string])[];
+
+/** HttpUtility.UrlDecode: '+' is a space, and a malformed escape is kept as written. */
+function urlDecode(text: string): string {
+  const plain = text.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(plain);
+  } catch {
+    return plain.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+function parseQuery(url: string): QueryItems {
+  const start = url.indexOf('?');
+  if (start < 0) return [];
+  const query = url.slice(start + 1);
+  const items: (readonly [string | null, string])[] = [];
+  for (const segment of query.split('&')) {
+    const eq = segment.indexOf('=');
+    items.push(eq < 0 ? [null, urlDecode(segment)] : [urlDecode(segment.slice(0, eq)), urlDecode(segment.slice(eq + 1))]);
+  }
+  // `?` alone yields no item, but a trailing or doubled `&` yields an empty valueless one, as in ASP.NET.
+  return query === '' ? [] : items;
+}
+
+/** QueryString[name]: names compared without regard to case, repeated values joined by commas. */
+function queryValue(items: QueryItems, name: string | null): string | undefined {
+  const lower = name?.toLowerCase() ?? null;
+  const values = items.filter(([n]) => (n === null || lower === null ? n === lower : n.toLowerCase() === lower)).map(([, v]) => v);
+  return values.length === 0 ? undefined : values.join(',');
+}
+
+function reply(res: Response, status: number, contentType: string, body: string): void {
+  // Sent with an explicit length and no ETag: ASMX answers are never chunked nor conditional.
+  const bytes = Buffer.from(body, 'utf8');
+  res.status(status);
+  res.set({ 'Cache-Control': 'private, max-age=0', 'Content-Type': contentType, 'Content-Length': String(bytes.length) });
+  res.end(bytes);
+}
+
+/** A discovery request that cannot be answered: ASMX's text/plain 500 with the message and CRLF. */
+function discoveryError(res: Response, message: string): void {
+  reply(res, 500, 'text/plain; charset=utf-8', `${message}\r\n`);
+}
+
+/**
+ * The handler of `GET /<basePath>/X.asmx?...`, choosing the answer as ASMX does: a `schema` or `wsdl`
+ * item with a value asks for a secondary document (there is none), a valueless `wsdl` or `disco`
+ * (any case, and alone among the valueless items) asks for the WSDL or the discovery document, and
+ * anything else is the help page, for the operation named by `op` if there is one. Pass the app's
+ * catalog to read the WSDL files once; it must have been built for `cfg.xmlNamespace`.
+ */
+export function createServicePages(
+  cfg: Config,
+  wsdl: WsdlCatalog = new WsdlCatalog(cfg.xmlNamespace),
+): ServicePageHandler {
+  const ns = cfg.xmlNamespace;
+
+  return (endpoint, req, res) => {
+    const query = parseQuery(req.originalUrl);
+    if (queryValue(query, 'schema') !== undefined) return discoveryError(res, 'Schema not found.');
+    if (queryValue(query, 'wsdl') !== undefined) return discoveryError(res, 'XML Web service description was not found.');
+
+    const url = serviceUrl(req, cfg, endpoint.name);
+    const valueless = queryValue(query, null)?.toLowerCase();
+    if (valueless === 'wsdl') return reply(res, 200, 'text/xml; charset=utf-8', wsdl.text(endpoint.name, url));
+    if (valueless === 'disco') return reply(res, 200, 'text/xml; charset=utf-8', discoDocument(url, endpoint, ns));
+
+    const html = 'text/html; charset=utf-8';
+    const requested = queryValue(query, 'op');
+    if (requested === undefined) return reply(res, 200, html, serviceHelpPage(url, endpoint, ns));
+    // Operation names are matched with regard to case, as the help generator does.
+    const operation = endpoint.operations.find((op) => op.name === requested);
+    return reply(
+      res,
+      200,
+      html,
+      operation === undefined
+        ? methodNotFoundPage(url, endpoint, ns, requested)
+        : operationHelpPage(url, endpoint, ns, operation),
+    );
+  };
+}

@@ -1,0 +1,65 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * The SQLite schema as an append-only list: migration i brings the database from version i to i+1
+ * (kept in PRAGMA user_version). Never edit an entry that has shipped; add a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE students (
+    school_base_url TEXT NOT NULL,
+    id_student      TEXT NOT NULL,
+    fullName        TEXT NOT NULL,
+    id_device       TEXT NOT NULL,
+    ShowActive      TEXT NOT NULL,
+    PRIMARY KEY (school_base_url, id_student)
+  );
+  -- GetStudentSchool: WHERE school_base_url = ? AND ShowActive = ? ORDER BY id_student, without a sort step.
+  CREATE INDEX students_by_school_active ON students (school_base_url, ShowActive, id_student);
+
+  CREATE TABLE devices (
+    id_device TEXT PRIMARY KEY,
+    token     TEXT NOT NULL
+  );
+
+  -- code and phone are nullable: SOAP callers may omit them and the legacy service accepted that.
+  CREATE TABLE auth_code_outbox (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    code         TEXT,
+    phone        TEXT,
+    created_at   TEXT NOT NULL,
+    delivered_at TEXT
+  );
+  CREATE INDEX auth_code_outbox_pending ON auth_code_outbox (id) WHERE delivered_at IS NULL;
+  `,
+];
+
+export class SchemaVersionError extends Error {
+  override name = 'SchemaVersionError';
+}
+
+function userVersion(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Brings the schema up to date. The version is read again inside an IMMEDIATE transaction so that
+ * the service and the import CLI opening the same file at once do not both apply a migration.
+ */
+export function migrate(db: Database.Database): number {
+  const apply = db.transaction((): number => {
+    const from = userVersion(db);
+    if (from > MIGRATIONS.length) {
+      throw new SchemaVersionError(
+        `database schema version ${from} is newer than this program supports (${MIGRATIONS.length}); upgrade the program`,
+      );
+    }
+    for (let version = from; version < MIGRATIONS.length; version += 1) {
+      db.exec(MIGRATIONS[version]!);
+      // PRAGMA cannot take a bound parameter; the value is our own loop counter, not input.
+      db.pragma(`user_version = ${version + 1}`);
+    }
+    return MIGRATIONS.length;
+  });
+  return apply.immediate();
+}

@@ -1,0 +1,280 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { MIGRATIONS, SchemaVersionError } from '../src/store/migrations';
+import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
+import type { StudentRow } from '../src/store/store';
+
+const ALNOOR = 'http://alnoor.school.example';
+const OTHER = 'http://other.school.example';
+
+const student = (school_base_url: string, id_student: string, ShowActive = '1', fullName = `Name ${id_student}`): StudentRow => ({
+  school_base_url,
+  id_student,
+  fullName,
+  id_device: `dev-${id_student}`,
+  ShowActive,
+});
+
+let dir: string;
+let dbPath: string;
+let store: SqliteStore | undefined;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'store-test-'));
+  // A directory that does not exist yet: opening must create it.
+  dbPath = join(dir, 'nested', 'deeper', 'student-info.db');
+});
+
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * The reason a promise rejected. Not `.rejects.toThrow()`: better-sqlite3's SqliteError is not a
+ * genuine Error object (Object.prototype.toString gives [object Object]) and is not `instanceof` the
+ * Error of jest's sandbox when the suite runs in a worker, so jest would report "did not throw".
+ */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected the promise to reject');
+    },
+    (reason: unknown) => reason,
+  );
+}
+
+/** Reads the file with a separate connection, as another process would. */
+function peek<T>(sql: string, ...params: unknown[]): T[] {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('opening and migrations', () => {
+  test('creates the parent directory, the schema and WAL mode', async () => {
+    store = openSqliteStore(dbPath);
+    await store.close();
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+      expect(tables).toEqual(
+        expect.arrayContaining([{ name: 'auth_code_outbox' }, { name: 'devices' }, { name: 'students' }]),
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  test('reopening is idempotent and keeps the data', async () => {
+    store = openSqliteStore(dbPath);
+    await store.upsert([student(ALNOOR, '1')], [{ id_device: 'd', token: 't' }]);
+    await store.enqueueAuthCode('1234', '0770');
+    await store.close();
+
+    for (let i = 0; i < 2; i += 1) {
+      store = openSqliteStore(dbPath);
+      expect(await store.studentsOf(ALNOOR, '1')).toHaveLength(1);
+      expect(await store.deviceToken('d')).toBe('t');
+      expect(await store.pendingAuthCodes(10)).toHaveLength(1);
+      await store.close();
+    }
+    expect(peek<{ user_version: number }>('PRAGMA user_version')).toEqual([{ user_version: MIGRATIONS.length }]);
+  });
+
+  test('the students query is served by the index, without a sort step', () => {
+    store = openSqliteStore(dbPath);
+    const plan = peek<{ detail: string }>(
+      'EXPLAIN QUERY PLAN SELECT id_student, fullName, id_device, ShowActive FROM students WHERE school_base_url = ? AND ShowActive = ? ORDER BY id_student',
+      ALNOOR,
+      '1',
+    ).map((r) => r.detail);
+    expect(plan.join('\n')).toMatch(/students_by_school_active/);
+    expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+  });
+
+  test('refuses a database from a newer schema', async () => {
+    await openSqliteStore(dbPath).close();
+    const db = new Database(dbPath);
+    db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    db.close();
+    expect(() => openSqliteStore(dbPath)).toThrow(SchemaVersionError);
+  });
+});
+
+describe('studentsOf', () => {
+  beforeEach(async () => {
+    store = openSqliteStore(dbPath);
+    await store.upsert(
+      [
+        student(ALNOOR, '9'),
+        student(ALNOOR, '10'),
+        student(ALNOOR, '2', '0'),
+        student(ALNOOR, '100'),
+        student(ALNOOR, 'b'),
+        student(ALNOOR, 'B'),
+        student(OTHER, '1'),
+      ],
+      [],
+    );
+  });
+
+  test('filters by school and ShowActive, ordered by id_student as plain strings', async () => {
+    const active = await store!.studentsOf(ALNOOR, '1');
+    expect(active.map((s) => s.id_student)).toEqual(['10', '100', '9', 'B', 'b']);
+    expect((await store!.studentsOf(ALNOOR, '0')).map((s) => s.id_student)).toEqual(['2']);
+    expect((await store!.studentsOf(OTHER, '1')).map((s) => s.id_student)).toEqual(['1']);
+  });
+
+  test('returns StudentInfo objects with exactly the wire fields, in wire order', async () => {
+    const [first] = await store!.studentsOf(OTHER, '1');
+    expect(Object.keys(first!)).toEqual(['id_student', 'fullName', 'id_device', 'ShowActive']);
+    expect(first).toEqual({ id_student: '1', fullName: 'Name 1', id_device: 'dev-1', ShowActive: '1' });
+  });
+
+  test('matches exactly: no case folding, no trimming, nothing for an unknown school', async () => {
+    expect(await store!.studentsOf(ALNOOR.toUpperCase(), '1')).toEqual([]);
+    expect(await store!.studentsOf(`${ALNOOR}/`, '1')).toEqual([]);
+    expect(await store!.studentsOf('http://nowhere.example', '1')).toEqual([]);
+    expect(await store!.studentsOf(ALNOOR, '\0')).toEqual([]);
+  });
+
+  test('a null school matches nothing', async () => {
+    expect(await store!.studentsOf(null, '1')).toEqual([]);
+  });
+});
+
+describe('deviceToken', () => {
+  beforeEach(async () => {
+    store = openSqliteStore(dbPath);
+    await store.upsert([], [
+      { id_device: 'dev-1', token: 'fcm:abc' },
+      { id_device: 'dev-empty', token: '' },
+      { id_device: 'جهاز', token: 'رمز' },
+    ]);
+  });
+
+  test('answers the token, including an empty one and non-ASCII keys', async () => {
+    expect(await store!.deviceToken('dev-1')).toBe('fcm:abc');
+    expect(await store!.deviceToken('dev-empty')).toBe('');
+    expect(await store!.deviceToken('جهاز')).toBe('رمز');
+  });
+
+  test('answers null for an unknown or null device', async () => {
+    expect(await store!.deviceToken('DEV-1')).toBeNull();
+    expect(await store!.deviceToken('')).toBeNull();
+    expect(await store!.deviceToken(null)).toBeNull();
+  });
+});
+
+describe('AuthCode outbox', () => {
+  test('keeps requests oldest first, nulls included, and honours the limit', async () => {
+    store = openSqliteStore(dbPath);
+    const before = Date.now();
+    await store.enqueueAuthCode('1234', '07701234567');
+    await store.enqueueAuthCode(null, null);
+    await store.enqueueAuthCode('5678', null);
+
+    const pending = await store.pendingAuthCodes(10);
+    expect(pending.map(({ code, phone }) => ({ code, phone }))).toEqual([
+      { code: '1234', phone: '07701234567' },
+      { code: null, phone: null },
+      { code: '5678', phone: null },
+    ]);
+    expect(pending.map((p) => p.id)).toEqual([...pending.map((p) => p.id)].sort((a, b) => a - b));
+    for (const p of pending) {
+      expect(p.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(Date.parse(p.createdAt)).toBeGreaterThanOrEqual(before - 1000);
+    }
+    expect((await store.pendingAuthCodes(2)).map((p) => p.code)).toEqual(['1234', null]);
+  });
+
+  test('an accepted request is visible to another connection at once and survives reopening', async () => {
+    store = openSqliteStore(dbPath);
+    await store.enqueueAuthCode('42', '0780');
+    expect(peek('SELECT code, phone, delivered_at FROM auth_code_outbox')).toEqual([
+      { code: '42', phone: '0780', delivered_at: null },
+    ]);
+    await store.close();
+    store = openSqliteStore(dbPath);
+    expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['42']);
+  });
+
+  test('delivered requests are not pending', async () => {
+    store = openSqliteStore(dbPath);
+    await store.enqueueAuthCode('1', 'a');
+    await store.enqueueAuthCode('2', 'b');
+    const db = new Database(dbPath);
+    db.prepare("UPDATE auth_code_outbox SET delivered_at = ? WHERE code = '1'").run(new Date().toISOString());
+    db.close();
+    expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['2']);
+  });
+});
+
+describe('upsert', () => {
+  test('inserts, then replaces by key without touching other rows, and returns counts', async () => {
+    store = openSqliteStore(dbPath);
+    expect(
+      await store.upsert([student(ALNOOR, '1'), student(ALNOOR, '2')], [{ id_device: 'd1', token: 'old' }]),
+    ).toEqual({ students: 2, devices: 1 });
+
+    expect(
+      await store.upsert(
+        [{ school_base_url: ALNOOR, id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' }],
+        [{ id_device: 'd1', token: 'new' }, { id_device: 'd2', token: 'x' }],
+      ),
+    ).toEqual({ students: 1, devices: 2 });
+
+    expect(await store.studentsOf(ALNOOR, '0')).toEqual([
+      { id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' },
+    ]);
+    expect((await store.studentsOf(ALNOOR, '1')).map((s) => s.id_student)).toEqual(['2']);
+    expect(await store.deviceToken('d1')).toBe('new');
+    expect(await store.deviceToken('d2')).toBe('x');
+    expect(peek<{ n: number }>('SELECT count(*) AS n FROM students')).toEqual([{ n: 2 }]);
+  });
+
+  test('the same id_student in two schools is two students', async () => {
+    store = openSqliteStore(dbPath);
+    await store.upsert([student(ALNOOR, '1'), student(OTHER, '1')], []);
+    expect(peek<{ n: number }>('SELECT count(*) AS n FROM students')).toEqual([{ n: 2 }]);
+  });
+
+  test('is all or nothing', async () => {
+    store = openSqliteStore(dbPath);
+    await store.upsert([student(ALNOOR, '1', '1', 'Original')], []);
+    const broken = { ...student(ALNOOR, '3'), fullName: null } as unknown as StudentRow;
+    const failure = await rejection(
+      store.upsert([student(ALNOOR, '1', '1', 'Changed'), student(ALNOOR, '2'), broken], [{ id_device: 'd', token: 't' }]),
+    );
+    expect(failure).toMatchObject({ code: 'SQLITE_CONSTRAINT_NOTNULL' });
+    expect(await store.studentsOf(ALNOOR, '1')).toEqual([
+      { id_student: '1', fullName: 'Original', id_device: 'dev-1', ShowActive: '1' },
+    ]);
+    expect(await store.deviceToken('d')).toBeNull();
+  });
+
+  test('stores text exactly: Arabic, markup characters, quotes, empty strings', async () => {
+    store = openSqliteStore(dbPath);
+    const tricky = { school_base_url: 'http://مدرسة.example', id_student: '3001', fullName: 'سارة & <co> "q" \'a\'', id_device: '', ShowActive: '1' };
+    await store.upsert([tricky], []);
+    expect(await store.studentsOf('http://مدرسة.example', '1')).toEqual([
+      { id_student: '3001', fullName: 'سارة & <co> "q" \'a\'', id_device: '', ShowActive: '1' },
+    ]);
+  });
+});
+
+test('close is idempotent and later calls reject', async () => {
+  const s = openSqliteStore(dbPath);
+  await s.close();
+  await s.close();
+  expect(await rejection(s.deviceToken('x'))).toMatchObject({ message: expect.stringMatching(/not open/) });
+});
