@@ -128,12 +128,13 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
       path: `/${endpoint.name}.asmx`,
       services: { [endpoint.name]: { [`${endpoint.name}Soap`]: handlers, [`${endpoint.name}Soap12`]: handlers } },
       xml: opts.wsdl,
-      // ASMX keeps white space in string parameters; node-soap trims it by default.
-      preserveWhitespace: true,
       handleNilAsNull: true,
       callback: (err: unknown, s: soap.Server) => (err ? reject(err) : resolve(s)),
     });
   });
+  // ASMX keeps white space in string parameters. node-soap trims it unless this is set, and its
+  // option copying drops the setting when given to createServerless, so it is set on the WSDL here.
+  (server as unknown as { wsdl: { options: Record<string, unknown> } }).wsdl.options.preserveWhitespace = true;
   const hooks: NodeSoapHooks = {
     _envelope: (body) => version.envelope(body),
     _sendError: (fault, callback) => {

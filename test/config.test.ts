@@ -1,0 +1,49 @@
+import { execFileSync, spawnSync } from 'child_process';
+import fs from 'fs';
+import path from 'path';
+import { ConfigError, loadConfig } from '../src/config';
+
+test('defaults', () => {
+  expect(loadConfig({})).toEqual({
+    port: 8080,
+    host: '0.0.0.0',
+    xmlNamespace: 'http://tempuri.org/',
+    basePath: '',
+    publicUrl: null,
+    trustProxy: false,
+    sqlitePath: './data/student-info.db',
+  });
+});
+
+test('values are read and normalised', () => {
+  const c = loadConfig({ PORT: '9000', BASE_PATH: '/StudentService/', PUBLIC_URL: 'https://school.example/StudentService/', TRUST_PROXY: 'true', XML_NAMESPACE: 'urn:school:v1' });
+  expect(c).toMatchObject({ port: 9000, basePath: '/StudentService', publicUrl: 'https://school.example/StudentService', trustProxy: true, xmlNamespace: 'urn:school:v1' });
+});
+
+test.each([
+  [{ PORT: 'eighty' }, /^PORT /],
+  [{ PORT: '70000' }, /^PORT /],
+  [{ XML_NAMESPACE: 'not a uri' }, /^XML_NAMESPACE /],
+  [{ BASE_PATH: 'StudentService' }, /^BASE_PATH /],
+  [{ PUBLIC_URL: 'ftp://x' }, /^PUBLIC_URL /],
+  [{ PUBLIC_URL: 'nope' }, /^PUBLIC_URL /],
+  [{ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY /],
+  [{ SQLITE_PATH: ' ' }, /^SQLITE_PATH /],
+])('%j is refused with a one-line message naming the variable', (env, message) => {
+  expect(() => loadConfig(env)).toThrow(ConfigError);
+  expect(() => loadConfig(env)).toThrow(message);
+});
+
+test('the server, as built, exits 1 with one clear line on a bad value', () => {
+  const root = path.join(__dirname, '..');
+  // inside the project, so the build resolves node_modules as the real one does
+  const out = fs.mkdtempSync(path.join(root, '.test-build-'));
+  try {
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
+    const r = spawnSync(process.execPath, [path.join(out, 'src', 'main.js')], { cwd: root, env: { ...process.env, PORT: 'x' }, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual(['error: PORT must be a whole number from 0 to 65535, got "x"']);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}, 60000);
