@@ -8,7 +8,7 @@
  * Who is to blame, in SOAP 1.1 words. SOAP 1.2 renames Client/Server to Sender/Receiver; see
  * `soapVersions` in bindings/soap/versions.ts.
  */
-export type FaultSide = 'Client' | 'Server' | 'VersionMismatch';
+export type FaultSide = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
 export class AsmxError extends Error {
   /**
@@ -45,9 +45,19 @@ export const Errors = {
       `Possible SOAP version mismatch: Envelope namespace ${envelopeNs} was unexpected. Expecting ${SOAP11_ENVELOPE}.`,
     ]),
 
+  mustUnderstand: (header: string) => new AsmxError('MustUnderstand', [`SOAP header ${header} was not understood.`]),
+  /**
+   * No soap:Body. Found while reading parameters it is the client's fault; found while routing
+   * (no SOAPAction or action parameter named the operation) the server could not process it.
+   */
+  missingBody: (whileRouting: boolean) =>
+    whileRouting
+      ? new AsmxError('Server', [PROCESS, 'Request format is invalid: Missing required soap:Body element.'])
+      : new AsmxError('Client', [READ, 'Request format is invalid: Missing required soap:Body element.']),
+
   // SOAP request reading: a parameter that does not convert
-  badXmlValue: (line: number, column: number, reason: string) =>
-    new AsmxError('Client', [READ, `There is an error in XML document (${line}, ${column}).`, reason]),
+  badXmlValue: (line: number, column: number, reasons: readonly string[]) =>
+    new AsmxError('Client', [READ, `There is an error in XML document (${line}, ${column}).`, ...reasons]),
   /** The request is not well-formed XML (or has a DTD): the parser's message is the cause. */
   unreadableXml: (parserMessage: string) => new AsmxError('Server', [PROCESS, parserMessage]),
   /**
@@ -72,12 +82,19 @@ export const Errors = {
     ]),
   requestFormatInvalid: (contentType: string) =>
     new AsmxError('Client', [`Request format is invalid: ${contentType}.`]),
+  /** ASP.NET request validation, whose whole message is HTML-encoded. */
+  dangerousValue: (collection: 'QueryString' | 'Form', name: string, value: string) =>
+    new AsmxError('Client', [
+      htmlEncode(`A potentially dangerous Request.${collection} value was detected from the client (${name}="${value}").`),
+    ]),
 } as const;
 
 /** The reasons .NET gives when a UInt16 does not parse; used by the char rule. */
 export const NumberReasons = {
-  format: 'Input string was not in a correct format.',
-  overflow: 'Value was either too large or too small for a UInt16.',
+  format: ['Input string was not in a correct format.'],
+  overflow: ['Value was either too large or too small for a UInt16.'],
+  /** UInt16 parsing goes through UInt32, whose own overflow becomes the inner exception. */
+  overflow32: ['Value was either too large or too small for a UInt16.', 'Value was either too large or too small for a UInt32.'],
 } as const;
 
 /** The XML parser messages we mirror from .NET's XmlReader, where clients see them. */

@@ -53,7 +53,8 @@ export function serviceUrl(
   cfg: Pick<Config, 'publicUrl' | 'trustProxy' | 'basePath'>,
   endpoint: string,
 ): string {
-  const file = `${findEndpoint(endpoint)?.name ?? endpoint}.asmx`;
-  if (cfg.publicUrl !== null) return `${cfg.publicUrl}/${file}`;
-  return `${scheme(req, cfg.trustProxy)}://${host(req, cfg.trustProxy)}${cfg.basePath}/${file}`;
+  if (cfg.publicUrl !== null) return `${cfg.publicUrl}/${findEndpoint(endpoint)?.name ?? endpoint}.asmx`;
+  // The path as the client spelled it (IIS matches it without regard to case but keeps it).
+  const asmx = /^.*?\.asmx/i.exec(req.path)?.[0] ?? `${cfg.basePath}/${endpoint}.asmx`;
+  return `${scheme(req, cfg.trustProxy)}://${host(req, cfg.trustProxy)}${asmx}`;
 }

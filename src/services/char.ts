@@ -9,12 +9,13 @@ import { Errors, NumberReasons } from '../errors';
 const UINT16_TEXT = /^[\t\n\v\f\r ]*([0-9]+)[\t\n\v\f\r ]*$/;
 
 /** The char a SOAP code stands for, or the .NET reason it does not convert (XmlConvert.ToUInt16). */
-export function charFromSoapCode(text: string): { char: string } | { reason: string } {
+export function charFromSoapCode(text: string): { char: string } | { reasons: readonly string[] } {
   const digits = UINT16_TEXT.exec(text)?.[1];
-  if (digits === undefined) return { reason: NumberReasons.format };
-  const significant = digits.replace(/^0+(?=.)/, '');
-  if (significant.length > 5 || Number(significant) > 0xffff) return { reason: NumberReasons.overflow };
-  return { char: String.fromCharCode(Number(significant)) };
+  if (digits === undefined) return { reasons: NumberReasons.format };
+  const value = BigInt(digits);
+  if (value > 0xffffffffn) return { reasons: NumberReasons.overflow32 };
+  if (value > 0xffffn) return { reasons: NumberReasons.overflow };
+  return { char: String.fromCharCode(Number(value)) };
 }
 
 /** An absent SOAP char parameter is default(char). */

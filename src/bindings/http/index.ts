@@ -34,7 +34,7 @@ export function createHttpBinding(
   return async (opName, req, res) => {
     try {
       const op = compiled.get(opName) ?? fail(wrongName(endpoint, opName));
-      const pairs = parametersOf(req);
+      const pairs = op.spec.params.length === 0 ? [] : parametersOf(req);
       const values = op.spec.params.map((p) => {
         const value = lookup(pairs, p.name);
         if (value === undefined) throw Errors.missingParameter(p.name);
@@ -66,23 +66,65 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
   return real ? Errors.methodCase(asked, real.name) : Errors.methodNotValid(asked);
 }
 
-/** GET reads the query string; POST reads only a form body. */
-function parametersOf(req: Request): URLSearchParams {
+type Pairs = readonly (readonly [string, string])[];
+
+/** GET reads the query string; POST reads only a form body. Both pass ASP.NET's request validation. */
+function parametersOf(req: Request): Pairs {
   if (req.method === 'GET' || req.method === 'HEAD') {
     const q = req.originalUrl.indexOf('?');
-    return new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+    return validated('QueryString', parseForm(q === -1 ? '' : req.originalUrl.slice(q + 1)));
   }
   const contentType = req.headers['content-type'] ?? '';
   const media = contentType.split(';')[0].trim().toLowerCase();
   if (media !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
-  return new URLSearchParams(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+  return validated('Form', parseForm(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : ''));
+}
+
+/**
+ * `a=1&b=2` as ASP.NET reads it: a segment without `=` has no name (so it names no parameter),
+ * `+` is a space, and a broken %-escape stays as it is.
+ */
+function parseForm(text: string): Pairs {
+  const pairs: [string, string][] = [];
+  for (const segment of text.split('&')) {
+    const eq = segment.indexOf('=');
+    if (eq === -1) continue;
+    pairs.push([urlDecode(segment.slice(0, eq)), urlDecode(segment.slice(eq + 1))]);
+  }
+  return pairs;
+}
+
+function urlDecode(s: string): string {
+  const spaced = s.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced.replace(/(%[0-9a-fA-F]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+/**
+ * ASP.NET refuses a value that looks like markup or a character reference: `<` followed by a letter,
+ * `!`, `/` or `?`, or `&#`.
+ */
+function validated(collection: 'QueryString' | 'Form', pairs: Pairs): Pairs {
+  for (const [name, value] of pairs) {
+    if (/<[A-Za-z!/?]|&#/.test(value)) throw Errors.dangerousValue(collection, name, value);
+  }
+  return pairs;
 }
 
 /**
  * Parameter names are matched without regard to case, and a repeated name gives its values joined
  * by commas, as ASP.NET's NameValueCollection reads a query string or form.
  */
-function lookup(pairs: URLSearchParams, name: string): string | undefined {
+function lookup(pairs: Pairs, name: string): string | undefined {
   const lower = name.toLowerCase();
   const values: string[] = [];
   for (const [k, v] of pairs) if (k.toLowerCase() === lower) values.push(v);

@@ -5,8 +5,8 @@ import { log } from '../../log';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
-import { compileAnswerWriter, escapeAttribute } from '../answers';
-import { type EnvelopeScan, lineAndColumn, scanEnvelope } from './scan';
+import { compileAnswerWriter, escapeAttribute, escapeText } from '../answers';
+import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
 
 /**
@@ -57,9 +57,10 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 
   return async (req, res) => {
     const contentType = parseContentType(req.headers['content-type']);
-    if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') return sendEmpty(res, 415);
     const soapAction = header(req, 'soapaction');
     const routeByAction = contentType.type === 'text/xml' && soapAction !== undefined;
+    const routing = routeByAction ? Soap11 : Soap12;
+    if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') return sendEmpty(res, 415, routing);
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
@@ -67,32 +68,38 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       op = byAction.get(value);
       if (op === undefined) return sendFault(res, Soap11, Errors.soapActionUnknown(value));
     }
+    // SOAP 1.2 names the operation in the action parameter; an empty one names nothing.
+    const action = routeByAction || contentType.action === '' ? undefined : contentType.action;
+    if (action !== undefined) op = byAction.get(action);
+    const named = op !== undefined;
+    const notRouted = () => (action !== undefined ? Errors.actionNotRecognized(action) : Errors.noValidAction());
 
-    const source = decode(req.body, contentType.charset);
-    const scanned = scanEnvelope(source);
+    const scanned = scanEnvelope(decode(req.body, contentType.charset));
     if (!scanned.ok) {
-      if (routeByAction) return sendEmpty(res, 400);
-      return sendFault(res, Soap12, Errors.unreadableXml(scanned.message));
+      // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
+      // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
+      // reading parameters, and a malformed request there is a bare 400.
+      if (routeByAction) return sendEmpty(res, 400, routing);
+      const version = versionOf(scanned.root) ?? Soap12;
+      if (scanned.bodyChild === null) return sendFault(res, version, Errors.unreadableXml(scanned.message));
+      op ??= bodyOperation(endpoint, ns, scanned.bodyChild);
+      return op !== undefined ? sendEmpty(res, 400, version) : sendFault(res, version, notRouted());
     }
     const { scan } = scanned;
-    const version = scan.root.local === 'Envelope' ? versionOfEnvelope(scan.root.ns) : null;
+    const version = versionOf(scan.root);
     if (version === null) return sendFault(res, Soap11, Errors.versionMismatch(scan.root.ns));
-    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415);
+    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap12);
+    if (!scan.hasBody) return sendFault(res, version, Errors.missingBody(!named));
+    op ??= bodyOperation(endpoint, ns, scan.bodyChild);
+    if (op === undefined) return sendFault(res, version, notRouted());
 
-    if (op === undefined) {
-      const action = contentType.action;
-      op = (action !== undefined ? byAction.get(action) : undefined) ?? bodyOperation(endpoint, ns, scan);
-      if (op === undefined) {
-        return sendFault(res, version, action !== undefined ? Errors.actionNotRecognized(action) : Errors.noValidAction());
-      }
+    // A parameter holding markup is malformed for ASMX's reader: a bare 400, like any XML error there.
+    if (op.params.some((p) => scan.params.get(paramKey(ns, p.name))?.malformed === true) && bodyIs(scan, ns, op)) {
+      return sendEmpty(res, 400, version);
     }
 
-    // ASMX reads parameters only from the element the operation expects; any other Body content is
-    // ignored, so the operation runs with every parameter absent.
-    const bodyMatches = scan.bodyChild?.ns === ns && scan.bodyChild.local === op.name;
-    const xml = bodyMatches ? source : version.envelope(`<${op.name} xmlns="${escapeAttribute(ns)}" />`);
     const context: RequestContext = { scan };
-    const answer = await servers[version.name].processRequest(xml, {
+    const answer = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
       url: path,
       method: 'POST',
       headers: { soapaction: ns + op.name, [CONTEXT]: context } as Record<string, string>,
@@ -105,6 +112,24 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
   };
 }
 
+/**
+ * The operation element as ASMX's XmlSerializer understands the request: only parameters that are
+ * children of the operation's own element, in the service namespace, the first of each name, without
+ * attributes. Anything else in the Body is ignored, so a Body holding another element gives an
+ * operation with every parameter absent.
+ */
+function operationElement(op: OperationSpec, ns: string, scan: EnvelopeScan): string {
+  let inner = '';
+  if (bodyIs(scan, ns, op)) {
+    for (const p of op.params) {
+      const found = scan.params.get(paramKey(ns, p.name));
+      if (found === undefined || found.nil) continue;
+      inner += `<${p.name}>${escapeText(found.text)}</${p.name}>`;
+    }
+  }
+  return `<${op.name} xmlns="${escapeAttribute(ns)}">${inner}</${op.name}>`;
+}
+
 /** One node-soap server for one endpoint and one SOAP version, writing ASMX envelopes and faults. */
 async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<soap.Server> {
   const { endpoint, ns } = opts;
@@ -115,7 +140,10 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
     const writer = compileAnswerWriter(op, ns);
     handlers[op.name] = async (args: Record<string, unknown> | undefined, _cb: unknown, _h: unknown, req: { headers: Record<symbol, RequestContext> }) => {
       try {
-        const values = readArguments(op, args ?? {}, req.headers[CONTEXT]);
+        const context = req.headers[CONTEXT];
+        const values = readArguments(op, ns, args ?? {}, context);
+        // Headers are checked once parameters are read, before the operation runs.
+        if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
         return { _xml: writer.soap(await run(...values)) };
       } catch (e) {
         throw faultFor(e, endpoint, op);
@@ -146,7 +174,7 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
 }
 
 /** The operation's arguments in contract order, as ASMX's XmlSerializer would read them. */
-function readArguments(op: OperationSpec, args: Record<string, unknown>, context: RequestContext): (string | null)[] {
+function readArguments(op: OperationSpec, ns: string, args: Record<string, unknown>, context: RequestContext): (string | null)[] {
   return op.params.map((p) => {
     const value = args[p.name];
     if (p.type === 'string') return typeof value === 'string' ? value : null;
@@ -154,9 +182,9 @@ function readArguments(op: OperationSpec, args: Record<string, unknown>, context
     if (value === undefined) return ABSENT_CHAR;
     const converted = charFromSoapCode(typeof value === 'string' ? value : '');
     if ('char' in converted) return converted.char;
-    const scanned = context.scan.params.get(p.name);
-    const { line, column } = lineAndColumn(context.scan.source, scanned?.nextNameIndex ?? 0);
-    throw Errors.badXmlValue(line, column, converted.reason);
+    const scanned = context.scan.params.get(paramKey(ns, p.name));
+    const { line, column } = lineAndColumn(context.scan.source, scanned?.nextIndex ?? 0);
+    throw Errors.badXmlValue(line, column, converted.reasons);
   });
 }
 
@@ -166,8 +194,11 @@ function faultFor(e: unknown, endpoint: EndpointSpec, op: OperationSpec): FaultC
   return { Fault: { asmx: Errors.internal() } };
 }
 
-function bodyOperation(endpoint: EndpointSpec, ns: string, scan: EnvelopeScan): OperationSpec | undefined {
-  const child = scan.bodyChild;
+function bodyIs(scan: EnvelopeScan, ns: string, op: OperationSpec): boolean {
+  return scan.bodyChild?.ns === ns && scan.bodyChild.local === op.name;
+}
+
+function bodyOperation(endpoint: EndpointSpec, ns: string, child: QName | null): OperationSpec | undefined {
   if (child === null || child.ns !== ns) return undefined;
   return endpoint.operations.find((op) => op.name === child.local);
 }
@@ -218,8 +249,12 @@ function sendFault(res: Response, version: SoapVersion, error: AsmxError): void 
   send(res, 500, version.contentType, version.fault(error), 'private');
 }
 
-function sendEmpty(res: Response, status: number): void {
-  send(res, status, Soap11.contentType, '', 'private');
+function sendEmpty(res: Response, status: number, version: SoapVersion): void {
+  send(res, status, version.contentType, '', 'private');
+}
+
+function versionOf(root: QName | null): SoapVersion | null {
+  return root !== null && root.local === 'Envelope' ? versionOfEnvelope(root.ns) : null;
 }
 
 function send(res: Response, status: number, contentType: string, body: string, cacheControl: string): void {

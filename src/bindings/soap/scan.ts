@@ -3,9 +3,10 @@ import { ParserMessages } from '../../errors';
 
 /**
  * One strict pass over a SOAP request, before node-soap sees it, collecting what ASMX decides on
- * before it reads parameters: is the XML well-formed and free of a DTD, which envelope version is
- * it, which element is the Body's first child, and where each parameter element ends (a parameter
- * that does not convert is reported at the position of the node that follows it).
+ * before and while it reads parameters: is the XML well-formed and free of a DTD, which envelope
+ * version is it, is there a Body and which element comes first in it, the text of each parameter
+ * as XmlSerializer reads it (the first element of that name in the service namespace), and where
+ * each parameter element ends (a value that does not convert is reported at the node after it).
  */
 
 export interface QName {
@@ -15,43 +16,65 @@ export interface QName {
 
 export interface ScannedParam {
   readonly text: string;
-  /** 0-based index in the source of the first character of the name of the following node. */
-  readonly nextNameIndex: number;
+  /** xsi:nil="true" on an element with no content. */
+  readonly nil: boolean;
+  /** It held an element or a comment: ReadElementString refuses that as malformed. */
+  readonly malformed: boolean;
+  /** 0-based index in the source of the node that follows the element (of its name, for a tag). */
+  readonly nextIndex: number;
 }
 
 export interface EnvelopeScan {
   readonly root: QName;
+  readonly hasBody: boolean;
   /** The first element inside soap:Body, if any. */
   readonly bodyChild: QName | null;
-  /** The direct children of bodyChild by local name, with their namespace. */
-  readonly params: ReadonlyMap<string, ScannedParam & { ns: string }>;
+  /** Children of bodyChild: the first of each expanded name, keyed `${ns} ${local}`. */
+  readonly params: ReadonlyMap<string, ScannedParam>;
+  /** The qualified name of the first soap:Header entry with mustUnderstand set, if any. */
+  readonly mustUnderstand: string | null;
   readonly source: string;
 }
 
-export type ScanOutcome = { ok: true; scan: EnvelopeScan } | { ok: false; message: string };
+export type ScanOutcome =
+  | { ok: true; scan: EnvelopeScan }
+  | {
+      ok: false;
+      message: string;
+      /** The root element, when it was read before the failure. */
+      root: QName | null;
+      /** The Body's first element, when it had started before the failure (ASMX was reading parameters). */
+      bodyChild: QName | null;
+    };
+
+export const paramKey = (ns: string, local: string) => `${ns} ${local}`;
+
+const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 
 class Refused extends Error {}
 
-export function scanEnvelope(source: string): ScanOutcome {
-  if (source.trim() === '') return { ok: false, message: ParserMessages.rootMissing };
+interface OpenParam {
+  key: string;
+  text: string;
+  nil: boolean;
+  malformed: boolean;
+}
 
-  const parser = sax.parser(true, { xmlns: true, position: true });
+export function scanEnvelope(source: string): ScanOutcome {
   let root: QName | null = null;
   let bodyChild: QName | null = null;
-  const params = new Map<string, ScannedParam & { ns: string }>();
-  // depth 1 = Envelope, 2 = Header/Body, 3 = operation element, 4 = parameter
-  let depth = 0;
-  let inBody = false;
-  let param: { local: string; ns: string; text: string } | null = null;
-  let awaitingNext: { local: string; ns: string; text: string } | null = null;
+  if (source.trim() === '') return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
 
-  /** sax's startTagPosition is the 1-based index of '<'. */
-  const settleAwaiting = (nameOffset: number) => {
-    if (awaitingNext === null) return;
-    const { local, ns, text } = awaitingNext;
-    if (!params.has(local)) params.set(local, { ns, text, nextNameIndex: parser.startTagPosition - 1 + nameOffset });
-    awaitingNext = null;
-  };
+  const parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
+  let hasBody = false;
+  let mustUnderstand: string | null = null;
+  const params = new Map<string, ScannedParam>();
+  // depth 1 = Envelope, 2 = Header/Body, 3 = operation element (or header entry), 4 = parameter
+  let depth = 0;
+  let section: 'Header' | 'Body' | null = null;
+  /** Inside the first element of the Body: only its children are parameters. */
+  let inFirstOp = false;
+  let param: OpenParam | null = null;
 
   parser.onerror = (e) => {
     throw e;
@@ -61,46 +84,79 @@ export function scanEnvelope(source: string): ScanOutcome {
   };
   parser.onopentag = (node) => {
     const tag = node as sax.QualifiedTag;
-    settleAwaiting(1);
     depth++;
-    if (depth === 1) root = { ns: tag.uri, local: tag.local };
-    else if (depth === 2) inBody = tag.local === 'Body' && tag.uri === root?.ns;
-    else if (depth === 3 && inBody && bodyChild === null) bodyChild = { ns: tag.uri, local: tag.local };
-    else if (depth === 4 && inBody && bodyChild !== null && param === null) param = { local: tag.local, ns: tag.uri, text: '' };
+    if (depth === 1) {
+      root = { ns: tag.uri, local: tag.local };
+    } else if (depth === 2) {
+      section = tag.uri === root?.ns && (tag.local === 'Body' || tag.local === 'Header') ? tag.local : null;
+      if (section === 'Body') hasBody = true;
+    } else if (depth === 3 && section === 'Header' && mustUnderstand === null) {
+      const attr = Object.values(tag.attributes).find((a) => a.local === 'mustUnderstand' && a.uri === root?.ns);
+      if (attr && (attr.value === '1' || attr.value === 'true')) mustUnderstand = tag.name;
+    } else if (depth === 3 && section === 'Body' && bodyChild === null) {
+      bodyChild = { ns: tag.uri, local: tag.local };
+      inFirstOp = true;
+    } else if (depth === 4 && inFirstOp) {
+      const key = paramKey(tag.uri, tag.local);
+      if (!params.has(key)) {
+        const nil = Object.values(tag.attributes).some((a) => a.local === 'nil' && a.uri === XSI && (a.value === 'true' || a.value === '1'));
+        param = { key, text: '', nil, malformed: false };
+      }
+    } else if (depth > 4 && param !== null) {
+      param.malformed = true;
+    }
   };
   const onText = (text: string) => {
     if (param !== null && depth === 4) param.text += text;
   };
   parser.ontext = onText;
   parser.oncdata = onText;
+  parser.oncomment = () => {
+    if (param !== null) param.malformed = true;
+  };
   parser.onclosetag = () => {
-    settleAwaiting(2);
     if (depth === 4 && param !== null) {
-      awaitingNext = param;
+      params.set(param.key, {
+        text: param.text,
+        nil: param.nil && param.text === '',
+        malformed: param.malformed,
+        nextIndex: followingNode(source, parser.position),
+      });
       param = null;
     }
-    if (depth === 2) inBody = false;
+    if (depth === 3) inFirstOp = false;
+    if (depth === 2) section = null;
     depth--;
   };
-
   try {
     parser.write(source).close();
   } catch (e) {
-    if (e instanceof Refused) return { ok: false, message: e.message };
-    return { ok: false, message: parserMessage(e, parser) };
+    const message = e instanceof Refused ? e.message : parserMessage(e, parser);
+    return { ok: false, message, root, bodyChild };
   }
-  if (root === null) return { ok: false, message: ParserMessages.rootMissing };
-  return { ok: true, scan: { root, bodyChild, params, source } };
+  if (root === null) return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
+  return { ok: true, scan: { root, hasBody, bodyChild, params, mustUnderstand, source } };
 }
 
-/** A .NET-style message: the parser's reason, then where it happened. */
+/**
+ * Where .NET's reader stands after an element: on the text right after it (even blank), else on
+ * the name of the next tag.
+ */
+function followingNode(source: string, after: number): number {
+  if (source[after] !== '<') return after;
+  return source[after + 1] === '/' ? after + 2 : after + 1;
+}
+
+/** The parser's reason in .NET's words where clients see them, then where it happened. */
 function parserMessage(e: unknown, parser: sax.SAXParser): string {
-  const reason = e instanceof Error ? e.message.split('\n')[0] : 'Invalid XML.';
-  if (/unclosed root tag|unexpected end/i.test(reason)) {
-    return `Unexpected end of file has occurred. Line ${parser.line + 1}, position ${parser.column + 1}.`;
-  }
-  const sentence = reason.endsWith('.') ? reason : `${reason}.`;
-  return `${sentence} Line ${parser.line + 1}, position ${parser.column + 1}.`;
+  const reason = e instanceof Error ? e.message.split('\n')[0] : '';
+  const at = `Line ${parser.line + 1}, position ${parser.column + 1}.`;
+  if (/unclosed root tag|unexpected end/i.test(reason)) return `Unexpected end of file has occurred. ${at}`;
+  if (/^Non-whitespace before first tag/.test(reason)) return `Data at the root level is invalid. ${at}`;
+  const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
+  if (prefix) return `'${prefix[1]}' is an undeclared prefix. ${at}`;
+  const sentence = reason === '' ? 'The XML is not well-formed.' : reason.endsWith('.') ? reason : `${reason}.`;
+  return `${sentence} ${at}`;
 }
 
 /** The 1-based (line, column) of a 0-based source index, as .NET's XmlReader reports positions. */

@@ -18,23 +18,35 @@ export interface SoapVersion {
 }
 
 const DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
+const UPGRADE =
+  '<soap:Header><soap12:Upgrade xmlns:soap12="http://www.w3.org/2003/05/soap-envelope">' +
+  '<soap12:SupportedEnvelope qname="soap:Envelope" xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" />' +
+  '<soap12:SupportedEnvelope qname="soap12:Envelope" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope" />' +
+  '</soap12:Upgrade></soap:Header>';
 const XSI_XSD = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"';
 
 function makeVersion(
   name: SoapVersion['name'],
   envelopeNs: string,
   mediaType: string,
-  faultBody: (code: string, text: string) => string,
+  faultBody: (code: string, text: string, detail: boolean) => string,
   codes: Record<FaultSide, string>,
 ): SoapVersion {
-  const head = `${DECLARATION}<soap:Envelope xmlns:soap="${envelopeNs}" ${XSI_XSD}><soap:Body>`;
+  const open = `${DECLARATION}<soap:Envelope xmlns:soap="${envelopeNs}" ${XSI_XSD}>`;
+  const head = `${open}<soap:Body>`;
   const tail = '</soap:Body></soap:Envelope>';
   return {
     name,
     envelopeNs,
     contentType: `${mediaType}; charset=utf-8`,
     envelope: (bodyContent) => head + bodyContent + tail,
-    fault: (error) => head + faultBody(codes[error.side], escapeText(error.message)) + tail,
+    fault: (error) => {
+      const text = escapeText(error.message);
+      // A version mismatch tells the client which envelopes are understood (SOAP 1.2 Upgrade).
+      if (error.side === 'VersionMismatch') return `${open}${UPGRADE}<soap:Body>${faultBody(codes[error.side], text, true)}${tail}`;
+      // A header fault carries no detail: detail is only for faults about the Body.
+      return head + faultBody(codes[error.side], text, error.side !== 'MustUnderstand') + tail;
+    },
   };
 }
 
@@ -42,18 +54,19 @@ export const Soap11 = makeVersion(
   '1.1',
   'http://schemas.xmlsoap.org/soap/envelope/',
   'text/xml',
-  (code, text) => `<soap:Fault><faultcode>${code}</faultcode><faultstring>${text}</faultstring><detail /></soap:Fault>`,
-  { Client: 'soap:Client', Server: 'soap:Server', VersionMismatch: 'soap:VersionMismatch' },
+  (code, text, detail) =>
+    `<soap:Fault><faultcode>${code}</faultcode><faultstring>${text}</faultstring>${detail ? '<detail />' : ''}</soap:Fault>`,
+  { Client: 'soap:Client', Server: 'soap:Server', VersionMismatch: 'soap:VersionMismatch', MustUnderstand: 'soap:MustUnderstand' },
 );
 
 export const Soap12 = makeVersion(
   '1.2',
   'http://www.w3.org/2003/05/soap-envelope',
   'application/soap+xml',
-  (code, text) =>
+  (code, text, detail) =>
     `<soap:Fault><soap:Code><soap:Value>${code}</soap:Value></soap:Code>` +
-    `<soap:Reason><soap:Text xml:lang="en">${text}</soap:Text></soap:Reason><soap:Detail /></soap:Fault>`,
-  { Client: 'soap:Sender', Server: 'soap:Receiver', VersionMismatch: 'soap:VersionMismatch' },
+    `<soap:Reason><soap:Text xml:lang="en">${text}</soap:Text></soap:Reason>${detail ? '<soap:Detail />' : ''}</soap:Fault>`,
+  { Client: 'soap:Sender', Server: 'soap:Receiver', VersionMismatch: 'soap:VersionMismatch', MustUnderstand: 'soap:MustUnderstand' },
 );
 
 export function versionOfEnvelope(ns: string | null): SoapVersion | null {
