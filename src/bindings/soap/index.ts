@@ -59,8 +59,10 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const contentType = parseContentType(req.headers['content-type']);
     const soapAction = header(req, 'soapaction');
     const routeByAction = contentType.type === 'text/xml' && soapAction !== undefined;
-    const routing = routeByAction ? Soap11 : Soap12;
-    if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') return sendEmpty(res, 415, routing);
+    if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
+      // An unsupported media type is answered in the version a SOAPAction header suggests.
+      return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12);
+    }
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
@@ -79,7 +81,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
       // reading parameters, and a malformed request there is a bare 400.
-      if (routeByAction) return sendEmpty(res, 400, routing);
+      if (routeByAction) return sendEmpty(res, 400, Soap11);
       const version = versionOf(scanned.root) ?? Soap12;
       if (scanned.bodyChild === null) return sendFault(res, version, Errors.unreadableXml(scanned.message));
       op ??= bodyOperation(endpoint, ns, scanned.bodyChild);
@@ -88,7 +90,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const { scan } = scanned;
     const version = versionOf(scan.root);
     if (version === null) return sendFault(res, Soap11, Errors.versionMismatch(scan.root.ns));
-    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap12);
+    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap11);
     if (!scan.hasBody) return sendFault(res, version, Errors.missingBody(!named));
     op ??= bodyOperation(endpoint, ns, scan.bodyChild);
     if (op === undefined) return sendFault(res, version, notRouted());
@@ -123,7 +125,8 @@ function operationElement(op: OperationSpec, ns: string, scan: EnvelopeScan): st
   if (bodyIs(scan, ns, op)) {
     for (const p of op.params) {
       const found = scan.params.get(paramKey(ns, p.name));
-      if (found === undefined || found.nil) continue;
+      // xsi:nil makes a string null; a char is a value type, and an empty one does not convert.
+      if (found === undefined || (found.nil && p.type === 'string')) continue;
       inner += `<${p.name}>${escapeText(found.text)}</${p.name}>`;
     }
   }

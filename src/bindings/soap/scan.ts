@@ -86,6 +86,7 @@ export function scanEnvelope(source: string): ScanOutcome {
     const tag = node as sax.QualifiedTag;
     depth++;
     if (depth === 1) {
+      if (root !== null) throw new Refused(`There are multiple root elements. Line ${parser.line + 1}, position ${parser.column + 1}.`);
       root = { ns: tag.uri, local: tag.local };
     } else if (depth === 2) {
       section = tag.uri === root?.ns && (tag.local === 'Body' || tag.local === 'Header') ? tag.local : null;
