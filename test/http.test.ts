@@ -107,3 +107,10 @@ test('a failure inside an operation reveals nothing', async () => {
 test('an unknown endpoint is 404', async () => {
   expect((await request(t.app).get('/Nope.asmx/GetAboutUs')).status).toBe(404);
 });
+
+test('%uXXXX escapes, as .NET proxies send non-ASCII, are decoded', async () => {
+  const res = await form('/NotificationNotes.asmx/GetStudentSchool', 'school_base_url=http%3A%2F%2F%u0645%u062F%u0631%u0633%u0629.example&show_active=1');
+  expect(res.text).toContain('<id_student>3001</id_student>');
+  const get = await request(t.app).get('/PushNotificationMobile.asmx/GetTokenDevice?id=%u0064ev-1001');
+  expect(get.text).toContain('fcm:APA91bH-token-1001');
+});

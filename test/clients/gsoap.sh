@@ -5,8 +5,9 @@
 #
 #   test/clients/gsoap.sh http://127.0.0.1:8080
 #
-# Prints one `FAIL gsoap <binding|tool> <operation|endpoint>: ...` line per failed check and ends with
-# `gsoap: N passed, M failed`; exits 1 when anything failed.
+# Prints one `FAIL gsoap <binding|tool> <operations> ...: ...` line per failed check (a tool's failure names
+# the operations of the endpoint it was reading) and ends with `gsoap: N passed, M failed`; exits 1 when
+# anything failed.
 set -u
 base=${1:?usage: gsoap.sh BASE_URL}
 base=${base%/}
@@ -32,21 +33,29 @@ declare -A OPS=(
 
 for svc in AuthCodeSending GetStudnetsMarks AboutUs NotificationNotes PushNotificationMobile; do
   mkdir "$svc" && cd "$svc" || exit 2
+  ops="${OPS[$svc]// /, } ($svc.asmx)"
   # -Nsvc: one service (and one proxy class) per SOAP binding, so each binding is checked on its own.
-  if ! wsdl2h -Nsvc -o "$svc.h" "$base/$svc.asmx?wsdl" >wsdl2h.log 2>&1; then
-    fail "wsdl2h $svc" "exit $? $(why wsdl2h.log)"
+  wsdl2h -Nsvc -o "$svc.h" "$base/$svc.asmx?wsdl" >wsdl2h.log 2>&1
+  status=$?
+  translated=no
+  if [ "$status" != 0 ]; then
+    fail "wsdl2h $ops" "exit $status $(why wsdl2h.log)"
   elif grep -iE '^(warning|error)|error:' wsdl2h.log | grep -vq 'ignoring RESTful binding'; then
-    fail "wsdl2h $svc" "$(grep -iE '^(warning|error)|error:' wsdl2h.log | grep -v 'ignoring RESTful binding' | head -3 | tr '\n' ' ')"
+    fail "wsdl2h $ops" "$(grep -iE '^(warning|error)|error:' wsdl2h.log | grep -v 'ignoring RESTful binding' | head -3 | tr '\n' ' ')"
   else
+    translated=yes
     pass
   fi
 
   # -C client side only, -L no soapClientLib, -x no sample messages, -j proxy classes sharing a soap context.
-  if [ -s "$svc.h" ] && soapcpp2 -C -L -x -j -I/usr/share/gsoap/import "$svc.h" >soapcpp2.log 2>&1 \
+  # (After a failed wsdl2h the header is a stub that soapcpp2 would accept, so it is not run at all.)
+  if [ "$translated" = no ]; then
+    fail "soapcpp2 $ops" "not run: wsdl2h did not translate cleanly"
+  elif soapcpp2 -C -L -x -j -I/usr/share/gsoap/import "$svc.h" >soapcpp2.log 2>&1 \
      && grep -q 'Compilation successful' soapcpp2.log && ! grep -qiE 'warning|error' soapcpp2.log; then
     pass
   else
-    fail "soapcpp2 $svc" "$(why soapcpp2.log) (see $svc.h)"
+    fail "soapcpp2 $ops" "$(why soapcpp2.log)"
   fi
 
   # One proxy class per SOAP binding. (Its envelope version is not checked: with both bindings in one

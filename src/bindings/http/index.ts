@@ -82,7 +82,8 @@ function parametersOf(req: Request): Pairs {
 
 /**
  * `a=1&b=2` as ASP.NET reads it: a segment without `=` has no name (so it names no parameter),
- * `+` is a space, and a broken %-escape stays as it is.
+ * `+` is a space, `%uXXXX` is a UTF-16 unit (.NET's HttpGet/HttpPost proxies send non-ASCII that
+ * way), and a broken %-escape stays as it is.
  */
 function parseForm(text: string): Pairs {
   const pairs: [string, string][] = [];
@@ -95,18 +96,14 @@ function parseForm(text: string): Pairs {
 }
 
 function urlDecode(s: string): string {
-  const spaced = s.replace(/\+/g, ' ');
-  try {
-    return decodeURIComponent(spaced);
-  } catch {
-    return spaced.replace(/(%[0-9a-fA-F]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
-  }
+  return s.replace(/\+/g, ' ').replace(/%u([0-9a-fA-F]{4})|(?:%[0-9a-fA-F]{2})+/g, (run: string, unit?: string) => {
+    if (unit !== undefined) return String.fromCharCode(parseInt(unit, 16));
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
 }
 
 /**

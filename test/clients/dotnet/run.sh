@@ -41,7 +41,7 @@ for log in *.log; do
   # wsdl's own status is not reliable across Mono versions: judge by its output file and messages.
   if [ ! -s "$name.cs" ] || grep -qiE '^(error|exit )|warning' "$log"; then
     proto=${name%%_*} svc=${name#*_}
-    echo "FAIL dotnet $proto ${OPS[$svc]// /, } (wsdl -protocol:$proto $svc): $(grep -iE 'error|warning|exit' "$log" | head -2 | tr '\n' ' ')"
+    echo "FAIL dotnet $proto ${OPS[$svc]// /, } (wsdl -protocol:$proto $svc.asmx): $(grep -iE 'error|warning|exit' "$log" | head -2 | tr '\n' ' ')"
     failed=$((failed + 1))
     rm -f "$name.cs"
   fi

@@ -35,10 +35,10 @@ failed=0
 for svc in "${!OPS[@]}"; do
   # One package per endpoint: all five share the service namespace, so their ObjectFactory would collide.
   if ! wsimport -Xnocompile -extension -d src -p "p_$svc" "$base/$svc.asmx?wsdl" >"$svc.log" 2>&1; then
-    echo "FAIL java wsimport ${OPS[$svc]// /, } ($svc): $(grep -E '\[ERROR\]' -A1 "$svc.log" | head -2 | tr '\n' ' ')"
+    echo "FAIL java wsimport ${OPS[$svc]// /, } ($svc.asmx): $(grep -E '\[ERROR\]' -A1 "$svc.log" | head -2 | tr '\n' ' ')"
     failed=$((failed + 1))
   elif grep -E '\[(WARNING|ERROR)\]' "$svc.log" | grep -vqE "$expected"; then
-    echo "FAIL java wsimport ${OPS[$svc]// /, } ($svc): $(grep -E '\[(WARNING|ERROR)\]' "$svc.log" | grep -vE "$expected" | head -2 | tr '\n' ' ')"
+    echo "FAIL java wsimport ${OPS[$svc]// /, } ($svc.asmx): $(grep -E '\[(WARNING|ERROR)\]' "$svc.log" | grep -vE "$expected" | head -2 | tr '\n' ' ')"
     failed=$((failed + 1))
   fi
 done
