@@ -7,12 +7,14 @@
  * Exit codes: 0 imported, 1 bad input or configuration (nothing written), 2 usage.
  * Runs the same from source (tsx scripts/import.ts) and compiled (node dist/scripts/import.js).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../src/config';
 import { decodeUtf8 } from '../src/store/csv';
 import { ImportError, parseImport, type ImportFile } from '../src/store/import';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
+import { projectRoot } from '../src/paths';
+import { runMain } from './run-main';
 
 export const USAGE = 'usage: npm run import -- [--students FILE.csv] [--devices FILE.csv] | --demo';
 
@@ -78,14 +80,6 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-/** The directory holding package.json: `scripts/` from source, `dist/scripts/` when compiled. */
-function projectRoot(): string {
-  for (let dir = __dirname; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) return join(__dirname, '..');
-  }
-}
-
 function readBytes(path: string): Buffer {
   try {
     return readFileSync(path);
@@ -122,7 +116,7 @@ export async function main(argv: readonly string[], io: ImportIo = processIo): P
   }
 
   const paths = args.demo
-    ? { students: join(projectRoot(), 'demo', 'students.csv'), devices: join(projectRoot(), 'demo', 'devices.csv') }
+    ? { students: join(projectRoot, 'demo', 'students.csv'), devices: join(projectRoot, 'demo', 'devices.csv') }
     : { students: args.students, devices: args.devices };
 
   // Read everything before judging anything, so a missing second file is reported as usage
@@ -186,15 +180,4 @@ export async function main(argv: readonly string[], io: ImportIo = processIo): P
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      // exitCode rather than exit(): lets piped stdout/stderr drain first.
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runMain(main);

@@ -17,21 +17,15 @@ import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { parseImport } from '../src/store/import';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
+import { projectRoot } from '../src/paths';
+import { runMain } from './run-main';
 
-/** The directory holding package.json: `scripts/` from source, `dist/scripts/` when compiled. */
-function projectRoot(): string {
-  for (let dir = __dirname; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${__dirname}`);
-  }
-}
-
-const ROOT = projectRoot();
+const ROOT = projectRoot;
 const CLIENTS_DIR = join(ROOT, 'test', 'clients');
 const DATA_DIR = join(ROOT, 'test', 'fixtures', 'data');
 /** A second namespace the fast clients are run against, so the WSDL's namespace is not only ever tempuri. */
@@ -408,13 +402,4 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    // exitCode rather than exit(): lets piped stdout drain first.
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+runMain(main);

@@ -1,3 +1,5 @@
+import { escapeMarkup } from './escape';
+
 /**
  * Every fault and error text the service can answer, in the words of an ASP.NET ASMX host. Each
  * binding renders an AsmxError its own way (a SOAP 1.1 or 1.2 fault, or an HTTP text error); the
@@ -71,8 +73,8 @@ export const Errors = {
   methodNotValid: (op: string) => new AsmxError('Client', [`${op} Web Service method name is not valid.`]),
   methodCase: (asked: string, real: string) =>
     new AsmxError('Client', [
-      `Invalid method name &#39;${htmlEncode(asked)}&#39;,  method names are case sensitive.   ` +
-        `The method name &#39;${htmlEncode(real)}&#39; with the same name but different casing was found.\r\n` +
+      `Invalid method name &#39;${escapeMarkup(asked)}&#39;,  method names are case sensitive.   ` +
+        `The method name &#39;${escapeMarkup(real)}&#39; with the same name but different casing was found.\r\n` +
         'Parameter name: methodName',
     ]),
   cannotConvertChar: (value: string) =>
@@ -85,7 +87,7 @@ export const Errors = {
   /** ASP.NET request validation, whose whole message is HTML-encoded. */
   dangerousValue: (collection: 'QueryString' | 'Form', name: string, value: string) =>
     new AsmxError('Client', [
-      htmlEncode(`A potentially dangerous Request.${collection} value was detected from the client (${name}="${value}").`),
+      escapeMarkup(`A potentially dangerous Request.${collection} value was detected from the client (${name}="${value}").`),
     ]),
 } as const;
 
@@ -102,10 +104,3 @@ export const ParserMessages = {
   rootMissing: 'Root element is missing.',
   dtdProhibited: 'DTD is prohibited in this XML document.',
 } as const;
-
-const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** ASP.NET HTML-encodes the names in the method-case message (HttpUtility.HtmlEncode). */
-function htmlEncode(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
-}

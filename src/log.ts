@@ -4,8 +4,10 @@
  */
 type Fields = Record<string, unknown>;
 
+const silent = process.env.LOG_LEVEL === 'silent';
+
 function write(level: 'info' | 'warn' | 'error', msg: string, fields: Fields = {}): void {
-  if (process.env.LOG_LEVEL === 'silent') return;
+  if (silent) return;
   const entry: Fields = { time: new Date().toISOString(), level, msg };
   for (const [k, v] of Object.entries(fields)) {
     entry[k] = v instanceof Error ? { message: v.message, stack: v.stack } : v;

@@ -44,7 +44,7 @@ function config(overrides: Partial<Config> = {}): Config {
 /** A stand-in for the lead's routing: `/<basePath>/<Endpoint>.asmx`, matched without regard to case. */
 function appFor(overrides: Partial<Config> = {}): express.Express {
   const cfg = config(overrides);
-  const pages = createServicePages(cfg);
+  const pages = createServicePages(cfg, new WsdlCatalog(cfg.xmlNamespace));
   const app = express();
   app.get(/.*/, (req, res, next) => {
     const match = /^(.*)\/([^/]+)\.asmx$/i.exec(req.path);

@@ -1,3 +1,4 @@
+import { escapeAttribute, escapeText } from '../escape';
 import type { OperationSpec } from '../services/contract';
 import { STUDENT_FIELDS, type Result, type StudentInfo } from '../services/types';
 
@@ -10,18 +11,6 @@ import { STUDENT_FIELDS, type Result, type StudentInfo } from '../services/types
 
 const XSI_XSD = 'xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
 const DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
-
-const TEXT_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
-
-/** Escapes element text as .NET's XmlWriter does: only & < > (quotes stay as they are). */
-export function escapeText(s: string): string {
-  return /[&<>]/.test(s) ? s.replace(/[&<>]/g, (c) => TEXT_ESCAPES[c]) : s;
-}
-
-/** Escapes an attribute value (double-quoted). */
-export function escapeAttribute(s: string): string {
-  return escapeText(s).replace(/"/g, '&quot;');
-}
 
 function element(name: string, value: string, indent = ''): string {
   return value === '' ? `${indent}<${name} />` : `${indent}<${name}>${escapeText(value)}</${name}>`;

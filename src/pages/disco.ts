@@ -1,5 +1,5 @@
 import type { EndpointSpec } from '../services/contract';
-import { escapeMarkup } from './escape';
+import { escapeMarkup } from '../escape';
 
 /**
  * `GET /X.asmx?disco`: the discovery document as ASMX serializes it (XmlSerializer, two-space

@@ -5,7 +5,7 @@
  */
 import type { EndpointSpec, OperationSpec, ParamSpec } from '../services/contract';
 import { STUDENT_FIELDS } from '../services/types';
-import { escapeMarkup } from './escape';
+import { escapeMarkup } from '../escape';
 
 const NL = '\r\n';
 const TEMPURI = 'http://tempuri.org/';

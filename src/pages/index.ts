@@ -4,7 +4,7 @@ import type { EndpointSpec } from '../services/contract';
 import { discoDocument } from './disco';
 import { methodNotFoundPage, operationHelpPage, serviceHelpPage } from './help';
 import { serviceUrl } from './public-url';
-import { WsdlCatalog } from './wsdl';
+import type { WsdlCatalog } from './wsdl';
 
 export type ServicePageHandler = (endpoint: EndpointSpec, req: Request, res: Response) => void;
 
@@ -64,13 +64,10 @@ function discoveryError(res: Response, message: string): void {
  * The handler of `GET /<basePath>/X.asmx?...`, choosing the answer as ASMX does: a `schema` or `wsdl`
  * item with a value asks for a secondary document (there is none), a valueless `wsdl` or `disco`
  * (any case, and alone among the valueless items) asks for the WSDL or the discovery document, and
- * anything else is the help page, for the operation named by `op` if there is one. Pass the app's
- * catalog to read the WSDL files once; it must have been built for `cfg.xmlNamespace`.
+ * anything else is the help page, for the operation named by `op` if there is one. The catalog is
+ * the app's, built once for `cfg.xmlNamespace`.
  */
-export function createServicePages(
-  cfg: Config,
-  wsdl: WsdlCatalog = new WsdlCatalog(cfg.xmlNamespace),
-): ServicePageHandler {
+export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageHandler {
   const ns = cfg.xmlNamespace;
 
   return (endpoint, req, res) => {

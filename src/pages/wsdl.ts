@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ENDPOINTS, findEndpoint } from '../services/contract';
 import { projectRoot } from '../paths';
-import { escapeMarkup } from './escape';
+import { escapeMarkup } from '../escape';
 
 const NAMESPACE_PLACEHOLDER = '{xml_namespace}';
 const BASE_URL_PLACEHOLDER = '{base_url}';

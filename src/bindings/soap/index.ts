@@ -5,7 +5,8 @@ import { log } from '../../log';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
-import { compileAnswerWriter, escapeAttribute, escapeText } from '../answers';
+import { escapeAttribute, escapeText } from '../../escape';
+import { compileAnswerWriter } from '../answers';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
 
@@ -239,11 +240,13 @@ function header(req: Request, name: string): string | undefined {
 
 function decode(body: unknown, charset: string | undefined): string {
   if (!Buffer.isBuffer(body)) return '';
-  let text: string;
-  try {
-    text = new TextDecoder(charset ?? 'utf-8').decode(body);
-  } catch {
-    text = body.toString('utf8');
+  let text = body.toString('utf8');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    try {
+      text = new TextDecoder(charset).decode(body);
+    } catch {
+      // an unknown charset: read it as UTF-8, as the XML declaration's default
+    }
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

@@ -1,5 +1,5 @@
 import type { AsmxError, FaultSide } from '../../errors';
-import { escapeText } from '../answers';
+import { escapeText } from '../../escape';
 
 /**
  * SOAP 1.1 and 1.2 as data. Both are written the way ASMX writes them (prefix `soap`, xsi and xsd
