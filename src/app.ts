@@ -1,16 +1,16 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHttpBinding, type HttpHandler } from './bindings/http';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
-import type { Config } from './config';
+import type { Config, Limits } from './config';
+import { Errors, type HostError, HostErrors } from './errors';
 import { log } from './log';
 import { createServicePages } from './pages';
 import { WsdlCatalog } from './pages/wsdl';
 import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract';
 import { createServices } from './services';
 import type { Store } from './store/store';
-
-/** ASP.NET's default maxRequestLength is 4 MB; nothing larger is read. */
-const BODY_LIMIT = '4mb';
+import { BodyAborted, BodyTooLarge, readBody } from './transport/body';
+import { closeAfterAnswer } from './transport/server';
 
 interface EndpointBindings {
   spec: EndpointSpec;
@@ -39,35 +39,53 @@ export async function createApp(config: Config, store: Store): Promise<express.E
         ns: config.xmlNamespace,
         wsdl: catalog.text(spec.name, `http://localhost/${spec.name}.asmx`),
         operations,
+        xmlLimits: { maxDepth: config.limits.maxXmlDepth, maxElements: config.limits.maxXmlElements },
       }),
-      http: createHttpBinding(spec, config.xmlNamespace, operations),
+      http: createHttpBinding(spec, config.xmlNamespace, operations, config.limits.maxFormKeys),
     });
   }
 
   const route = new RegExp(`^${escapeRegExp(config.basePath)}/([^/]+)\\.asmx(?:/(.*))?$`, 'i');
+  const { limits } = config;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
 
-  const readBody = express.raw({ type: () => true, limit: BODY_LIMIT });
+  /** The body of a POST, read within the size limit; false when the request has been answered. */
+  const bodyOf = async (req: Request, res: Response, refuse: () => void): Promise<boolean> => {
+    try {
+      req.body = await readBody(req, limits.maxBodyBytes);
+      return true;
+    } catch (e) {
+      if (e instanceof BodyTooLarge) {
+        closeAfterAnswer(res);
+        refuse();
+      } else if (!(e instanceof BodyAborted)) throw e;
+      return false;
+    }
+  };
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const match = route.exec(req.path);
-    const endpoint = match ? findEndpoint(decodeURIComponent(match[1])) : undefined;
+  app.use(async (req: Request, res: Response, next: NextFunction) => {
+    const refused = checkUrl(req.url, limits);
+    if (refused !== null) return sendHostError(res, refused);
+    const match = route.exec(decodeURIComponent(req.path));
+    const endpoint = match ? findEndpoint(match[1]) : undefined;
     if (!match || endpoint === undefined) return next();
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
 
     if (opName === undefined) {
       if (req.method === 'GET' || req.method === 'HEAD') return pages(b.spec, req, res);
-      if (req.method === 'POST') return readBody(req, res, (err?: unknown) => (err ? next(err) : void b.soap(req, res).catch(next)));
+      if (req.method === 'POST') {
+        if (await bodyOf(req, res, () => b.soap.tooLarge(req, res))) await b.soap.handle(req, res);
+        return;
+      }
     } else if (req.method === 'GET' || req.method === 'HEAD') {
-      return void b.http(decodeURIComponent(opName), req, res).catch(next);
+      return b.http.handle(opName, req, res);
     } else if (req.method === 'POST') {
-      return readBody(req, res, (err?: unknown) =>
-        err ? next(err) : void b.http(decodeURIComponent(opName), req, res).catch(next),
-      );
+      if (await bodyOf(req, res, () => b.http.tooLarge(res))) await b.http.handle(opName, req, res);
+      return;
     }
     res.status(405).set('Allow', 'GET, HEAD, POST').end();
   });
@@ -76,19 +94,38 @@ export async function createApp(config: Config, store: Store): Promise<express.E
     res.status(404).type('text/plain; charset=utf-8').send('Not found.\r\n');
   });
 
-  // Body-reading failures (too large, bad gzip) and anything unforeseen: a status, never internals.
+  // The last line: a failure no binding foresaw. The client gets ASP.NET's generic text, never internals.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const status = (err as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      res.status(status).end();
-      return;
-    }
     log.error('request failed', { error: err });
-    if (!res.headersSent) res.status(500).end();
-    else res.destroy();
+    if (res.headersSent) return void res.destroy();
+    res.status(500).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' });
+    res.end(`${Errors.internal().message}\r\n`);
   });
 
   return app;
+}
+
+/**
+ * What http.sys and IIS request filtering refuse before routing: a URL or query string over its
+ * limit, a malformed %-escape or a NUL anywhere in the path. Null when the URL may proceed.
+ */
+function checkUrl(url: string, limits: Limits): HostError | null {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (Buffer.byteLength(path) > limits.maxUrlBytes) return HostErrors.filtered();
+  if (q !== -1 && Buffer.byteLength(url) - q - 1 > limits.maxQueryBytes) return HostErrors.filtered();
+  try {
+    if (decodeURIComponent(path).includes('\0')) return HostErrors.invalidUrl();
+  } catch {
+    return HostErrors.invalidUrl();
+  }
+  return null;
+}
+
+function sendHostError(res: Response, error: HostError): void {
+  // http.sys closes a connection whose request it could not read; request filtering keeps it.
+  if (error.status !== 404) closeAfterAnswer(res);
+  res.status(error.status).set('Content-Type', error.contentType).end(error.body);
 }
 
 function escapeRegExp(s: string): string {

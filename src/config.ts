@@ -14,6 +14,27 @@ export interface Config {
   /** Take scheme and host from X-Forwarded-Proto / X-Forwarded-Host. */
   trustProxy: boolean;
   sqlitePath: string;
+  limits: Limits;
+}
+
+/** What one request may cost; see the README's security section for the answer each one gives. */
+export interface Limits {
+  /** A request body, before and after decompression (ASP.NET's maxRequestLength). */
+  maxBodyBytes: number;
+  /** The query string (IIS request filtering's maxQueryString). */
+  maxQueryBytes: number;
+  /** The URL without its query string (IIS request filtering's maxUrl). */
+  maxUrlBytes: number;
+  /** The request line and headers together (http.sys's MaxRequestBytes). */
+  maxHeaderBytes: number;
+  /** Time to receive a whole request, headers and body. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open; longer than the front's own idle time-out. */
+  keepAliveTimeoutMs: number;
+  maxXmlDepth: number;
+  maxXmlElements: number;
+  /** Distinct names in a query string or form (ASP.NET's MaxHttpCollectionKeys). */
+  maxFormKeys: number;
 }
 
 export class ConfigError extends Error {
@@ -66,6 +87,11 @@ function flag(name: string, value: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
 
+function positive(name: string, value: string): number {
+  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) throw new ConfigError(`${name} must be a whole number above 0, got "${value}"`);
+  return Number(value);
+}
+
 function host(value: string): string {
   if (value.trim() === '' || /\s/.test(value)) throw new ConfigError(`HOST must be a host name or address, got "${value}"`);
   return value;
@@ -87,5 +113,21 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl === undefined || publicUrl === '' ? null : absoluteUrl('PUBLIC_URL', publicUrl).replace(/\/+$/, ''),
     trustProxy: flag('TRUST_PROXY', get('TRUST_PROXY', 'false')),
     sqlitePath: nonEmpty('SQLITE_PATH', get('SQLITE_PATH', './data/student-info.db')),
+    limits: loadLimits(get),
+  };
+}
+
+function loadLimits(get: (name: string, fallback: string) => string): Limits {
+  const limit = (name: string, fallback: number) => positive(name, get(name, String(fallback)));
+  return {
+    maxBodyBytes: limit('MAX_BODY_BYTES', 4 * 1024 * 1024),
+    maxQueryBytes: limit('MAX_QUERY_BYTES', 2048),
+    maxUrlBytes: limit('MAX_URL_BYTES', 4096),
+    maxHeaderBytes: limit('MAX_HEADER_BYTES', 16 * 1024),
+    requestTimeoutMs: limit('REQUEST_TIMEOUT_MS', 30_000),
+    keepAliveTimeoutMs: limit('KEEPALIVE_TIMEOUT_MS', 65_000),
+    maxXmlDepth: limit('MAX_XML_DEPTH', 64),
+    maxXmlElements: limit('MAX_XML_ELEMENTS', 10_000),
+    maxFormKeys: limit('MAX_FORM_KEYS', 1000),
   };
 }

@@ -31,6 +31,9 @@ const SOAP11_ENVELOPE = 'http://schemas.xmlsoap.org/soap/envelope/';
 /** The texts .NET writes for an exception whose message it does not own (ours never leak). */
 const PROCESS = 'Server was unable to process request.';
 const READ = 'Server was unable to read request.';
+const COLLECTION_FULL = 'Operation is not valid due to the current state of the object.';
+/** HttpRequest's refusal of a body over maxRequestLength. */
+const TOO_LARGE = 'Maximum request length exceeded.';
 
 export const Errors = {
   // SOAP routing
@@ -63,6 +66,15 @@ export const Errors = {
   /** The request is not well-formed XML (or has a DTD): the parser's message is the cause. */
   unreadableXml: (parserMessage: string) => new AsmxError('Server', [PROCESS, parserMessage]),
   /**
+   * A body over the size limit, as the SOAP handler meets it. Routed by SOAPAction (SOAP 1.1), the
+   * body is first read by the SOAP extension chain, which wraps the refusal; on the SOAP 1.2 routing
+   * path the router reads it and the refusal is the cause of an unprocessable request.
+   */
+  soapTooLarge: (whileRouting: boolean) =>
+    new AsmxError('Server', [whileRouting ? PROCESS : 'There was an exception running the extensions specified in the config file.', TOO_LARGE]),
+  /** A form body over the size limit (HTTP POST). */
+  formTooLarge: () => new AsmxError('Server', [TOO_LARGE]),
+  /**
    * A failure inside an operation. The cause is a fixed, generic text: the real error goes to the
    * log, never to the client (no paths, SQL or stack frames).
    */
@@ -84,6 +96,18 @@ export const Errors = {
     ]),
   requestFormatInvalid: (contentType: string) =>
     new AsmxError('Client', [`Request format is invalid: ${contentType}.`]),
+  /**
+   * More distinct names in a query string or form than ASP.NET's MaxHttpCollectionKeys allows. The
+   * form is read through Request.Form, which wraps the collection's refusal in an HttpException.
+   */
+  tooManyKeys: (collection: 'QueryString' | 'Form') =>
+    new AsmxError(
+      'Client',
+      collection === 'Form'
+        ? ['The URL-encoded form data is not valid.', COLLECTION_FULL]
+        : [COLLECTION_FULL],
+    ),
+
   /** ASP.NET request validation, whose whole message is HTML-encoded. */
   dangerousValue: (collection: 'QueryString' | 'Form', name: string, value: string) =>
     new AsmxError('Client', [
@@ -103,4 +127,54 @@ export const NumberReasons = {
 export const ParserMessages = {
   rootMissing: 'Root element is missing.',
   dtdProhibited: 'DTD is prohibited in this XML document.',
+  /**
+   * Past the service's XML limits (see scan.ts). .NET's reader has no such limits, so there is no
+   * wording of its own: these follow its style, and the request is refused like any unreadable one.
+   */
+  tooDeep: (max: number) => `The XML document is nested more than ${max} elements deep.`,
+  tooManyElements: (max: number) => `The XML document has more than ${max} elements.`,
+} as const;
+
+/**
+ * Answers given before ASP.NET sees a request: by http.sys, IIS's kernel listener (malformed or
+ * oversized request lines and headers, time-outs), and by IIS request filtering (a URL or query
+ * string over its limit, a 404 whose custom error page is what a remote client sees).
+ */
+export interface HostError {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+function httpSysPage(status: number, title: string, heading: string, text: string): HostError {
+  const body =
+    '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN""http://www.w3.org/TR/html4/strict.dtd">\r\n' +
+    `<HTML><HEAD><TITLE>${title}</TITLE>\r\n` +
+    '<META HTTP-EQUIV="Content-Type" Content="text/html; charset=us-ascii"></HEAD>\r\n' +
+    `<BODY><h2>${heading}</h2>\r\n<hr><p>HTTP Error ${status}. ${text}</p>\r\n</BODY></HTML>\r\n`;
+  return { status, contentType: 'text/html; charset=us-ascii', body };
+}
+
+const IIS_NOT_FOUND =
+  '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\r\n' +
+  '<html xmlns="http://www.w3.org/1999/xhtml">\r\n<head>\r\n' +
+  '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>\r\n' +
+  '<title>404 - File or directory not found.</title>\r\n</head>\r\n<body>\r\n' +
+  '<div id="header"><h1>Server Error</h1></div>\r\n<div id="content">\r\n' +
+  ' <div class="content-container"><fieldset>\r\n' +
+  '  <h2>404 - File or directory not found.</h2>\r\n' +
+  '  <h3>The resource you are looking for might have been removed, had its name changed, or is temporarily unavailable.</h3>\r\n' +
+  ' </fieldset></div>\r\n</div>\r\n</body>\r\n</html>\r\n';
+
+export const HostErrors = {
+  /** A malformed %-escape or a character a URL may not hold. */
+  invalidUrl: () => httpSysPage(400, 'Bad Request', 'Bad Request - Invalid URL', 'The request URL is invalid.'),
+  badRequest: () => httpSysPage(400, 'Bad Request', 'Bad Request', 'The request is badly formed.'),
+  headersTooLong: () =>
+    httpSysPage(400, 'Bad Request', 'Bad Request - Request Too Long', 'The size of the request headers is too long.'),
+  urlTooLong: () => httpSysPage(414, 'Request URL Too Long', 'Request URL Too Long', 'The request URL is too long.'),
+  /** A client that did not send its whole request in time (http.sys's entity-body and header timers). */
+  timeout: () => httpSysPage(408, 'Request Timeout', 'Request Timeout', 'The request timed out.'),
+  /** Request filtering's 404.14 (URL too long) and 404.15 (query string too long), as a remote client sees them. */
+  filtered: (): HostError => ({ status: 404, contentType: 'text/html', body: IIS_NOT_FOUND }),
 } as const;

@@ -2,6 +2,19 @@ import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { log } from './log';
 import { openSqliteStore } from './store/sqlite';
+import { createServer } from './transport/server';
+
+/**
+ * The last line: an exception nothing caught leaves the process in a state nobody reasoned about.
+ * It is logged and the process exits, for its supervisor (the cluster primary, systemd) to replace
+ * it. Every write is a transaction of its own, so nothing is left half-written.
+ */
+function exitOnUncaught(kind: string, error: unknown): void {
+  log.error(kind, { error });
+  process.exit(1);
+}
+process.on('uncaughtException', (e) => exitOnUncaught('uncaught exception', e));
+process.on('unhandledRejection', (e) => exitOnUncaught('unhandled rejection', e));
 
 async function main(): Promise<void> {
   let config;
@@ -17,7 +30,8 @@ async function main(): Promise<void> {
 
   const store = openSqliteStore(config.sqlitePath);
   const app = await createApp(config, store);
-  const server = app.listen(config.port, config.host, () => {
+  const server = createServer(config.limits, app);
+  server.listen(config.port, config.host, () => {
     log.info('listening', { host: config.host, port: config.port, basePath: config.basePath, store: config.sqlitePath });
   });
   server.on('error', (e) => {

@@ -12,7 +12,23 @@ test('defaults', () => {
     publicUrl: null,
     trustProxy: false,
     sqlitePath: './data/student-info.db',
+    limits: {
+      maxBodyBytes: 4 * 1024 * 1024,
+      maxQueryBytes: 2048,
+      maxUrlBytes: 4096,
+      maxHeaderBytes: 16384,
+      requestTimeoutMs: 30000,
+      keepAliveTimeoutMs: 65000,
+      maxXmlDepth: 64,
+      maxXmlElements: 10000,
+      maxFormKeys: 1000,
+    },
   });
+});
+
+test('limits are read from the environment', () => {
+  const c = loadConfig({ MAX_BODY_BYTES: '1024', MAX_QUERY_BYTES: '100', REQUEST_TIMEOUT_MS: '500', MAX_XML_DEPTH: '8' });
+  expect(c.limits).toMatchObject({ maxBodyBytes: 1024, maxQueryBytes: 100, requestTimeoutMs: 500, maxXmlDepth: 8 });
 });
 
 test('values are read and normalised', () => {
@@ -29,6 +45,9 @@ test.each([
   [{ PUBLIC_URL: 'nope' }, /^PUBLIC_URL /],
   [{ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY /],
   [{ SQLITE_PATH: ' ' }, /^SQLITE_PATH /],
+  [{ MAX_BODY_BYTES: '4mb' }, /^MAX_BODY_BYTES must be a whole number/],
+  [{ MAX_QUERY_BYTES: '0' }, /^MAX_QUERY_BYTES /],
+  [{ REQUEST_TIMEOUT_MS: '-1' }, /^REQUEST_TIMEOUT_MS /],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

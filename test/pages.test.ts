@@ -4,7 +4,7 @@ import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { parseStringPromise } from 'xml2js';
-import type { Config } from '../src/config';
+import { type Config, loadConfig } from '../src/config';
 import { createServicePages } from '../src/pages';
 import { discoDocument } from '../src/pages/disco';
 import { WsdlCatalog } from '../src/pages/wsdl';
@@ -30,6 +30,7 @@ function expectedWsdl(endpoint: string, baseUrl: string, ns = TEMPURI): string {
 
 function config(overrides: Partial<Config> = {}): Config {
   return {
+    ...loadConfig({}),
     port: 0,
     host: '127.0.0.1',
     xmlNamespace: TEMPURI,
@@ -200,6 +201,10 @@ describe('service addresses', () => {
       'http://h/AuthCodeSending.asmx',
     );
     expect(await address({}, { Host: 'a"b<c>' })).toMatch(/^http:\/\/(127\.0\.0\.1|\[::1\]):\d+\/AuthCodeSending\.asmx$/);
+    // Shaped like a host, but no URL can hold it (found by the fuzzer: the help page failed on these).
+    for (const hostile of ['127.0.0.1:93505', '[:::1::]:80', '[zz]']) {
+      expect(await address({}, { Host: hostile })).toMatch(/^http:\/\/(127\.0\.0\.1|\[::1\]):\d+\/AuthCodeSending\.asmx$/);
+    }
   });
 
   it('PUBLIC_URL wins over everything', async () => {

@@ -175,10 +175,16 @@ describe('malformed and hostile XML', () => {
     expect(r.body).not.toContain('root:');
   });
 
-  test('a body over 4 MB is refused and the service keeps serving', async () => {
+  test('a body over 4 MB is refused as ASP.NET refuses it, and the service keeps serving', async () => {
     const big = envelope('1.1', opElement('GetTokenDevice', { id: 'x'.repeat(5 * 1024 * 1024) }));
     const r = await soap11(t.app, PUSH, `"${NS}GetTokenDevice"`, big);
-    expect(r.status).toBe(413);
+    expect(r.status).toBe(500);
+    expect(faultOf(r.body)).toEqual({
+      code: 'soap:Server',
+      text: 'There was an exception running the extensions specified in the config file. ---> Maximum request length exceeded.',
+    });
+    const r12 = await soap12(t.app, PUSH, envelope('1.2', opElement('GetTokenDevice', { id: 'x'.repeat(5 * 1024 * 1024) })));
+    expect(faultOf(r12.body)).toEqual({ code: 'soap:Receiver', text: 'Server was unable to process request. ---> Maximum request length exceeded.' });
     const ok = await soap11(t.app, PUSH, `"${NS}GetTokenDevice"`, envelope('1.1', token('dev-1001')));
     expect(ok.status).toBe(200);
   });

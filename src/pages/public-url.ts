@@ -17,8 +17,9 @@ function firstValue(header: string | string[] | undefined): string | undefined {
   return first === undefined || first === '' ? undefined : first;
 }
 
+/** The shape above, and a host a URL can hold (no port past 65535, no malformed IPv6). */
 function plausibleHost(value: string | undefined): string | undefined {
-  return value !== undefined && PLAUSIBLE_HOST.test(value) ? value : undefined;
+  return value !== undefined && PLAUSIBLE_HOST.test(value) && URL.canParse(`http://${value}/`) ? value : undefined;
 }
 
 /** The address the connection reached, for a request without a usable Host header (HTTP/1.0). */

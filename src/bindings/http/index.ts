@@ -11,7 +11,12 @@ import { type AnswerWriter, compileAnswerWriter } from '../answers';
  * ASMX answers them: XML documents for data, an empty 200 for void, and 500 text errors.
  */
 
-export type HttpHandler = (opName: string, req: Request, res: Response) => Promise<void>;
+export interface HttpHandler {
+  /** Answers `/<Endpoint>.asmx/<opName>`; a POST's body has been read into `req.body`. */
+  handle(opName: string, req: Request, res: Response): Promise<void>;
+  /** Answers a POST whose body is over the size limit, unread. */
+  tooLarge(res: Response): void;
+}
 
 interface CompiledOperation {
   spec: OperationSpec;
@@ -23,6 +28,7 @@ export function createHttpBinding(
   endpoint: EndpointSpec,
   ns: string,
   operations: ReadonlyMap<string, Operation>,
+  maxFormKeys: number,
 ): HttpHandler {
   const compiled = new Map<string, CompiledOperation>();
   for (const spec of endpoint.operations) {
@@ -31,10 +37,10 @@ export function createHttpBinding(
     compiled.set(spec.name, { spec, run, writer: compileAnswerWriter(spec, ns) });
   }
 
-  return async (opName, req, res) => {
+  const handle = async (opName: string, req: Request, res: Response): Promise<void> => {
     try {
       const op = compiled.get(opName) ?? fail(wrongName(endpoint, opName));
-      const pairs = op.spec.params.length === 0 ? [] : parametersOf(req);
+      const pairs = op.spec.params.length === 0 ? [] : parametersOf(req, maxFormKeys);
       const values = op.spec.params.map((p) => {
         const value = lookup(pairs, p.name);
         if (value === undefined) throw Errors.missingParameter(p.name);
@@ -53,6 +59,7 @@ export function createHttpBinding(
       sendError(res, e, endpoint, opName);
     }
   };
+  return { handle, tooLarge: (res) => sendError(res, Errors.formTooLarge(), endpoint, '') };
 }
 
 function fail(error: AsmxError): never {
@@ -69,15 +76,15 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
 type Pairs = readonly (readonly [string, string])[];
 
 /** GET reads the query string; POST reads only a form body. Both pass ASP.NET's request validation. */
-function parametersOf(req: Request): Pairs {
+function parametersOf(req: Request, maxKeys: number): Pairs {
   if (req.method === 'GET' || req.method === 'HEAD') {
     const q = req.originalUrl.indexOf('?');
-    return validated('QueryString', parseForm(q === -1 ? '' : req.originalUrl.slice(q + 1)));
+    return validated('QueryString', parseForm(q === -1 ? '' : req.originalUrl.slice(q + 1), 'QueryString', maxKeys));
   }
   const contentType = req.headers['content-type'] ?? '';
   const media = contentType.split(';')[0].trim().toLowerCase();
   if (media !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
-  return validated('Form', parseForm(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : ''));
+  return validated('Form', parseForm(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', 'Form', maxKeys));
 }
 
 /**
@@ -85,12 +92,22 @@ function parametersOf(req: Request): Pairs {
  * `+` is a space, `%uXXXX` is a UTF-16 unit (.NET's HttpGet/HttpPost proxies send non-ASCII that
  * way), and a broken %-escape stays as it is.
  */
-function parseForm(text: string): Pairs {
+function parseForm(text: string, collection: 'QueryString' | 'Form', maxKeys: number): Pairs {
   const pairs: [string, string][] = [];
-  for (const segment of text.split('&')) {
+  // Distinct names, counted as ASP.NET's collection counts them (without regard to case), so that a
+  // flood of names is refused before the rest is decoded.
+  const names = new Set<string>();
+  for (let start = 0; start <= text.length; ) {
+    let end = text.indexOf('&', start);
+    if (end === -1) end = text.length;
+    const segment = text.slice(start, end);
+    start = end + 1;
     const eq = segment.indexOf('=');
     if (eq === -1) continue;
-    pairs.push([urlDecode(segment.slice(0, eq)), urlDecode(segment.slice(eq + 1))]);
+    const name = urlDecode(segment.slice(0, eq));
+    names.add(name.toLowerCase());
+    if (names.size > maxKeys) throw Errors.tooManyKeys(collection);
+    pairs.push([name, urlDecode(segment.slice(eq + 1))]);
   }
   return pairs;
 }

@@ -7,7 +7,7 @@ import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
 import { escapeAttribute, escapeText } from '../../escape';
 import { compileAnswerWriter } from '../answers';
-import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope } from './scan';
+import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
 
 /**
@@ -37,7 +37,12 @@ interface FaultCarrier {
   Fault: { asmx: AsmxError };
 }
 
-export type SoapHandler = (req: Request, res: Response) => Promise<void>;
+export interface SoapHandler {
+  /** Answers a SOAP request whose body has been read into `req.body`. */
+  handle(req: Request, res: Response): Promise<void>;
+  /** Answers a SOAP request whose body is over the size limit, unread. */
+  tooLarge(req: Request, res: Response): void;
+}
 
 export interface SoapBindingOptions {
   endpoint: EndpointSpec;
@@ -45,6 +50,7 @@ export interface SoapBindingOptions {
   wsdl: string;
   ns: string;
   operations: ReadonlyMap<string, Operation>;
+  xmlLimits: XmlLimits;
 }
 
 export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
@@ -56,7 +62,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     '1.2': await nodeSoapServer(opts, Soap12),
   };
 
-  return async (req, res) => {
+  const answer = async (req: Request, res: Response): Promise<void> => {
     const contentType = parseContentType(req.headers['content-type']);
     const soapAction = header(req, 'soapaction');
     const routeByAction = contentType.type === 'text/xml' && soapAction !== undefined;
@@ -77,7 +83,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const named = op !== undefined;
     const notRouted = () => (action !== undefined ? Errors.actionNotRecognized(action) : Errors.noValidAction());
 
-    const scanned = scanEnvelope(decode(req.body, contentType.charset));
+    const scanned = scanEnvelope(decode(req.body, contentType.charset), opts.xmlLimits);
     if (!scanned.ok) {
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
@@ -102,17 +108,40 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     }
 
     const context: RequestContext = { scan };
-    const answer = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
+    const result = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
       url: path,
       method: 'POST',
       headers: { soapaction: ns + op.name, [CONTEXT]: context } as Record<string, string>,
       connection: { remoteAddress: req.socket.remoteAddress },
     });
-    if (answer.statusCode === 200) return send(res, 200, version.contentType, answer.body, 'private, max-age=0');
+    if (result.statusCode === 200) return send(res, 200, version.contentType, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
-    if (!answer.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal());
-    return send(res, answer.statusCode, version.contentType, answer.body, 'private');
+    if (!result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal());
+    return send(res, result.statusCode, version.contentType, result.body, 'private');
   };
+
+  return {
+    handle: async (req, res) => {
+      try {
+        await answer(req, res);
+      } catch (e) {
+        // A failure no rule above foresaw: the server fault, in the version the request asked for.
+        log.error('request failed', { endpoint: endpoint.name, error: e });
+        if (res.headersSent) return void res.destroy();
+        sendFault(res, requestedVersion(req), Errors.internal());
+      }
+    },
+    tooLarge: (req, res) => {
+      // Only a SOAP 1.1 request routed by its SOAPAction gets past routing without reading the body.
+      const byAction = parseContentType(req.headers['content-type']).type === 'text/xml' && header(req, 'soapaction') !== undefined;
+      sendFault(res, byAction ? Soap11 : Soap12, Errors.soapTooLarge(!byAction));
+    },
+  };
+}
+
+/** The version a request's headers ask for, before its envelope is read. */
+function requestedVersion(req: Request): SoapVersion {
+  return parseContentType(req.headers['content-type']).type === 'application/soap+xml' ? Soap12 : Soap11;
 }
 
 /**

@@ -60,7 +60,16 @@ interface OpenParam {
   malformed: boolean;
 }
 
-export function scanEnvelope(source: string): ScanOutcome {
+/**
+ * How much XML one request may hold. Checked while scanning, so that a hostile document (deep
+ * nesting, a flood of elements) is refused after a bounded amount of work.
+ */
+export interface XmlLimits {
+  readonly maxDepth: number;
+  readonly maxElements: number;
+}
+
+export function scanEnvelope(source: string, limits: XmlLimits): ScanOutcome {
   let root: QName | null = null;
   let bodyChild: QName | null = null;
   if (source.trim() === '') return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
@@ -75,6 +84,8 @@ export function scanEnvelope(source: string): ScanOutcome {
   /** Inside the first element of the Body: only its children are parameters. */
   let inFirstOp = false;
   let param: OpenParam | null = null;
+  let elements = 0;
+  const at = () => `Line ${parser.line + 1}, position ${parser.column + 1}.`;
 
   parser.onerror = (e) => {
     throw e;
@@ -85,8 +96,10 @@ export function scanEnvelope(source: string): ScanOutcome {
   parser.onopentag = (node) => {
     const tag = node as sax.QualifiedTag;
     depth++;
+    if (depth > limits.maxDepth) throw new Refused(`${ParserMessages.tooDeep(limits.maxDepth)} ${at()}`);
+    if (++elements > limits.maxElements) throw new Refused(`${ParserMessages.tooManyElements(limits.maxElements)} ${at()}`);
     if (depth === 1) {
-      if (root !== null) throw new Refused(`There are multiple root elements. Line ${parser.line + 1}, position ${parser.column + 1}.`);
+      if (root !== null) throw new Refused(`There are multiple root elements. ${at()}`);
       root = { ns: tag.uri, local: tag.local };
     } else if (depth === 2) {
       section = tag.uri === root?.ns && (tag.local === 'Body' || tag.local === 'Header') ? tag.local : null;

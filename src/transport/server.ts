@@ -1,0 +1,109 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Limits } from '../config';
+import { type HostError, HostErrors } from '../errors';
+import { declaredTooLarge } from './body';
+
+/**
+ * The HTTP listener, with the limits IIS's kernel listener (http.sys) enforces before a request
+ * reaches ASP.NET: header size, time to send a whole request, idle keep-alive time. A request the
+ * parser refuses gets http.sys's answer, complete, and its connection is closed without a reset.
+ */
+
+/** How long a refused connection keeps draining what the client still sends, so it reads our answer. */
+const LINGER_MS = 2000;
+
+const answered = new WeakSet<Duplex>();
+
+export function createServer(limits: Limits, handler: http.RequestListener): http.Server {
+  const server = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.requestTimeoutMs,
+      // The time-outs are checked on this period; the default (30 s) would let them overrun by as much.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.requestTimeoutMs / 4)),
+    },
+    handler,
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // A client that stops reading our answer is dropped once idle this long; later than the request
+  // time-out, which answers a client that stopped sending with a 408 rather than a silent close.
+  server.timeout = 2 * limits.requestTimeoutMs;
+
+  // A body that will be refused is not invited: no 100 Continue, so the client need not send it.
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (!declaredTooLarge(req, limits.maxBodyBytes)) res.writeContinue();
+    server.emit('request', req, res);
+  });
+  server.on('clientError', answerClientError);
+  // CONNECT asks for a tunnel, which this server is not: http.sys's answer to a request it will not serve.
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => answerClientError(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket));
+  return server;
+}
+
+interface ParserError extends Error {
+  code?: string;
+  /** The bytes being parsed when the parser gave up. */
+  rawPacket?: Buffer;
+}
+
+function hostErrorFor(err: ParserError): HostError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      // Still in the request line (no line break seen): the URL is what is too long.
+      return err.rawPacket !== undefined && !err.rawPacket.includes(0x0a) ? HostErrors.urlTooLong() : HostErrors.headersTooLong();
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return HostErrors.timeout();
+    case 'HPE_INVALID_URL':
+      return HostErrors.invalidUrl();
+    default:
+      return HostErrors.badRequest();
+  }
+}
+
+function answerClientError(err: ParserError, socket: Duplex): void {
+  // The parser reports every later chunk of a refused connection again; it is answered once.
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  const inFlight = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const page = hostErrorFor(err);
+  const head =
+    `HTTP/1.1 ${page.status} ${http.STATUS_CODES[page.status] ?? ''}\r\n` +
+    `Content-Type: ${page.contentType}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\n` +
+    `Content-Length: ${Buffer.byteLength(page.body)}\r\n\r\n`;
+  socket.end(head + page.body);
+  linger(socket);
+}
+
+/**
+ * Closing a connection while the client is still sending makes the kernel reset it, and a reset can
+ * destroy our answer before the client reads it. So the write side is closed first, and what the
+ * client still sends is read and dropped until it closes its side or LINGER_MS have passed.
+ */
+export function linger(socket: Duplex): void {
+  socket.on('data', () => undefined);
+  socket.once('end', () => socket.destroy());
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/**
+ * Makes the connection close after this answer, lingering as above: for a request whose body is
+ * refused unread. Node ends a `Connection: close` answer through the socket's destroySoon, which
+ * would reset a client still sending; lingering replaces it for this socket.
+ */
+export function closeAfterAnswer(res: http.ServerResponse): void {
+  res.setHeader('Connection', 'close');
+  const socket = res.socket as (Duplex & { destroySoon?: () => void }) | null;
+  if (socket === null) return;
+  socket.destroySoon = () => {
+    socket.end();
+    linger(socket);
+  };
+}
