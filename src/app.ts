@@ -10,7 +10,7 @@ import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract'
 import { createServices } from './services';
 import type { Store } from './store/store';
 import { BodyAborted, BodyTooLarge, readBody } from './transport/body';
-import { closeAfterAnswer } from './transport/server';
+import { answerAndClose } from './transport/server';
 
 interface EndpointBindings {
   spec: EndpointSpec;
@@ -58,17 +58,14 @@ export async function createApp(config: Config, store: Store): Promise<express.E
       req.body = await readBody(req, limits.maxBodyBytes);
       return true;
     } catch (e) {
-      if (e instanceof BodyTooLarge) {
-        closeAfterAnswer(res);
-        refuse();
-      } else if (!(e instanceof BodyAborted)) throw e;
+      if (e instanceof BodyTooLarge) answerAndClose(req, res, refuse); else if (!(e instanceof BodyAborted)) throw e;
       return false;
     }
   };
 
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     const refused = checkUrl(req.url, limits);
-    if (refused !== null) return sendHostError(res, refused);
+    if (refused !== null) return sendHostError(req, res, refused);
     const match = route.exec(decodeURIComponent(req.path));
     const endpoint = match ? findEndpoint(match[1]) : undefined;
     if (!match || endpoint === undefined) return next();
@@ -122,10 +119,11 @@ function checkUrl(url: string, limits: Limits): HostError | null {
   return null;
 }
 
-function sendHostError(res: Response, error: HostError): void {
+function sendHostError(req: Request, res: Response, error: HostError): void {
+  const send = () => res.status(error.status).set('Content-Type', error.contentType).end(error.body);
   // http.sys closes a connection whose request it could not read; request filtering keeps it.
-  if (error.status !== 404) closeAfterAnswer(res);
-  res.status(error.status).set('Content-Type', error.contentType).end(error.body);
+  if (error.status === 404) send();
+  else answerAndClose(req, res, send);
 }
 
 function escapeRegExp(s: string): string {

@@ -121,6 +121,7 @@ describe('size and shape', () => {
         pump();
       });
       socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+      // The server ends the connection (a FIN, not a reset) once it has given up on the body.
       socket.on('end', () => resolve({ head: received, sent }));
       socket.on('error', reject);
       setTimeout(() => reject(new Error('no answer within 5 s')), 5000).unref();

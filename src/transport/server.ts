@@ -94,16 +94,21 @@ export function linger(socket: Duplex): void {
 }
 
 /**
- * Makes the connection close after this answer, lingering as above: for a request whose body is
- * refused unread. Node ends a `Connection: close` answer through the socket's destroySoon, which
- * would reset a client still sending; lingering replaces it for this socket.
+ * Sends an answer for a request whose body is refused unread, then closes the connection without a
+ * reset. Node stops reading a connection as soon as it has sent `Connection: close` (its `_last`),
+ * and closing a connection the client is still sending on resets it, which can destroy the answer
+ * before the client reads it. So once the answer is written, node is told to go on reading (it drains
+ * and drops the rest of the body), and the connection is ended when the body is done, or destroyed
+ * after LINGER_MS. The security tests hold this to account.
  */
-export function closeAfterAnswer(res: http.ServerResponse): void {
+export function answerAndClose(req: http.IncomingMessage, res: http.ServerResponse, answer: () => void): void {
   res.setHeader('Connection', 'close');
-  const socket = res.socket as (Duplex & { destroySoon?: () => void }) | null;
-  if (socket === null) return;
-  socket.destroySoon = () => {
-    socket.end();
-    linger(socket);
-  };
+  answer();
+  (res as { _last?: boolean })._last = false;
+  res.once('finish', () => {
+    const socket = req.socket;
+    if (req.complete) return void socket.end();
+    req.once('end', () => socket.end());
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
 }
