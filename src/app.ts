@@ -1,9 +1,11 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHttpBinding, type HttpHandler } from './bindings/http';
+import { send } from './bindings/send';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config } from './config';
 import { log } from './log';
 import { createServicePages } from './pages';
+import { createErrorPage } from './pages/error-page';
 import { WsdlCatalog } from './pages/wsdl';
 import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract';
 import { createServices } from './services';
@@ -27,6 +29,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   const services = createServices(store);
   const catalog = new WsdlCatalog(config.xmlNamespace);
   const pages = createServicePages(config, catalog);
+  const errorPage = createErrorPage(config.basePath);
 
   const bindings = new Map<string, EndpointBindings>();
   for (const spec of ENDPOINTS) {
@@ -59,32 +62,29 @@ export async function createApp(config: Config, store: Store): Promise<express.E
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
 
+    // HEAD is not GET for ASMX: no protocol accepts it, nor any method but GET and POST. On a service
+    // page that is a 405, and a URL naming no operation (HEAD or PUT on /X.asmx/Op, or /X.asmx/ with
+    // no name) is "Request format is unrecognized"; both reach a client as ASP.NET's error page.
     if (opName === undefined) {
-      if (req.method === 'GET' || req.method === 'HEAD') return pages(b.spec, req, res);
+      if (req.method === 'GET') return pages(b.spec, req, res);
       if (req.method === 'POST') return readBody(req, res, (err?: unknown) => (err ? next(err) : void b.soap(req, res).catch(next)));
-    } else if (req.method === 'GET' || req.method === 'HEAD') {
-      return void b.http(decodeURIComponent(opName), req, res).catch(next);
-    } else if (req.method === 'POST') {
-      return readBody(req, res, (err?: unknown) =>
-        err ? next(err) : void b.http(decodeURIComponent(opName), req, res).catch(next),
-      );
+      return errorPage(res, 405);
     }
-    res.status(405).set('Allow', 'GET, HEAD, POST').end();
+    if (opName === '' || (req.method !== 'GET' && req.method !== 'POST')) return errorPage(res, 500);
+    if (req.method === 'GET') return void b.http(decodeURIComponent(opName), req, res).catch(next);
+    return readBody(req, res, (err?: unknown) => (err ? next(err) : void b.http(decodeURIComponent(opName), req, res).catch(next)));
   });
 
   app.use((_req: Request, res: Response) => {
-    res.status(404).type('text/plain; charset=utf-8').send('Not found.\r\n');
+    send(res, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Not found.\r\n');
   });
 
   // Body-reading failures (too large, bad gzip) and anything unforeseen: a status, never internals.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = (err as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      res.status(status).end();
-      return;
-    }
+    if (typeof status === 'number' && status >= 400 && status < 500) return send(res, status, {});
     log.error('request failed', { error: err });
-    if (!res.headersSent) res.status(500).end();
+    if (!res.headersSent) send(res, 500, {});
     else res.destroy();
   });
 

@@ -60,8 +60,8 @@ export const Errors = {
   // SOAP request reading: a parameter that does not convert
   badXmlValue: (line: number, column: number, reasons: readonly string[]) =>
     new AsmxError('Client', [READ, `There is an error in XML document (${line}, ${column}).`, ...reasons]),
-  /** The request is not well-formed XML (or has a DTD): the parser's message is the cause. */
-  unreadableXml: (parserMessage: string) => new AsmxError('Server', [PROCESS, parserMessage]),
+  /** The request is not well-formed XML (or has a DTD, or an unknown encoding): the reader's messages are the cause. */
+  unreadableXml: (...reasons: readonly string[]) => new AsmxError('Server', [PROCESS, ...reasons]),
   /**
    * A failure inside an operation. The cause is a fixed, generic text: the real error goes to the
    * log, never to the client (no paths, SQL or stack frames).
@@ -103,4 +103,14 @@ export const NumberReasons = {
 export const ParserMessages = {
   rootMissing: 'Root element is missing.',
   dtdProhibited: 'DTD is prohibited in this XML document.',
+  invalidRootData: 'Data at the root level is invalid.',
+  unclosedLiteral: 'There is an unclosed literal string.',
+  unexpectedEof: 'Unexpected end of file has occurred.',
+  undeclaredPrefix: (prefix: string) => `'${prefix}' is an undeclared prefix.`,
+  noByteOrderMark: 'There is no Unicode byte order mark. Cannot switch to Unicode.',
+  /** An XML declaration naming an encoding .NET lacks: the reader's error, then Encoding.GetEncoding's. */
+  unsupportedEncoding: (name: string, line: number, column: number): readonly string[] => [
+    `System does not support '${name}' encoding. Line ${line}, position ${column}.`,
+    `'${name}' is not a supported encoding name. For information on defining a custom encoding, see the documentation for the Encoding.RegisterProvider method.\r\nParameter name: name`,
+  ],
 } as const;
