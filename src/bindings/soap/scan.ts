@@ -150,7 +150,7 @@ function followingNode(source: string, after: number): number {
 
 /**
  * The parser's reason in .NET's words where clients see them, then where XmlReader reports it: at
- * the start of the offending token (the first character of text before the root, the name of an
+ * the start of the offending token (the first character of text outside the root, the name of an
  * element with an undeclared prefix), else where the parser stopped.
  */
 function parserMessage(e: unknown, parser: sax.SAXParser, source: string): string {
@@ -160,7 +160,8 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string): strin
     const { line, column } = lineAndColumn(source, index);
     return `Line ${line}, position ${column}.`;
   };
-  if (/^Non-whitespace before first tag/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(source.search(/\S/))}`;
+  // Text outside the root element: sax stops just after its first character.
+  if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
   const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
   if (prefix) return `${ParserMessages.undeclaredPrefix(prefix[1])} ${atIndex(parser.startTagPosition)}`;
   if (/unclosed root tag|unexpected end/i.test(reason)) {
