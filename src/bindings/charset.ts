@@ -51,6 +51,8 @@ function iconvCharset(name: string): Charset {
 /** The encoding .NET's Encoding.GetEncoding(name) gives, or null where it throws. */
 export function charsetNamed(name: string): Charset | null {
   const lower = name.trim().toLowerCase();
+  // iconv-lite ignores punctuation in names ("utf-16\"" is utf16 to it); .NET's names are tokens.
+  if (!/^[a-z0-9][a-z0-9_.:-]*$/.test(lower)) return null;
   const canonical = DOTNET_NAMES[lower] ?? lower;
   const cached = known.get(canonical);
   if (cached !== undefined) return cached;
