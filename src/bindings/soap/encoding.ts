@@ -2,6 +2,8 @@ import { ASCII, byteOrderMark, type Charset, charsetNamed, decodeWithBom, UTF8 }
 import { ParserMessages } from '../../errors';
 import { lineAndColumn } from './scan';
 
+export type DecodedEnvelope = { ok: true; text: string } | { ok: false; reasons: readonly string[] };
+
 /**
  * The text of a SOAP request as ASMX reads it (SoapServerProtocol.GetReaderForMessage and
  * RequestResponseUtils.GetEncoding2):
@@ -12,8 +14,6 @@ import { lineAndColumn } from './scan';
  *   the UTF-16/32 pattern of `<`, then the XML declaration's `encoding`, then UTF-8. A declared
  *   encoding .NET does not support is the reader's error.
  */
-export type DecodedEnvelope = { ok: true; text: string } | { ok: false; reasons: readonly string[] };
-
 export function decodeEnvelope(body: Buffer, mediaType: string, charset: string | undefined): DecodedEnvelope {
   const named = charset ? charsetNamed(charset) : null;
   if (named !== null) return { ok: true, text: decodeWithBom(body, named) };
