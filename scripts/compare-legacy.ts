@@ -15,18 +15,26 @@
  *   `{n}` standing for any text (so the text before the first `{` must match, and what follows too);
  * - it writes LF where .NET writes CRLF: in plain-text bodies each lone LF of the legacy body counts as CRLF;
  * - its help pages are its own design: `GET /X.asmx` and `?op=` compare status and Content-Type only;
+ * - so is its runtime error page (what a remote client gets where ASP.NET, not the service, refuses a
+ *   request), and it omits the charset ASP.NET appends to its `text/html`: `error` cases compare status,
+ *   media type, framing and Cache-Control, and that both bodies are a runtime error page (or both empty);
  * - its paths are case-sensitive: a case may ask ours `path` and the legacy host `legacyPath`;
  * - its own response headers (Server, Connection, ...) are not looked at.
  * `?wsdl`/`?disco` documents are compared after each server's own base URL (and the requested path) is
  * replaced by a placeholder.
  *
- * `--record` writes the corpus with the legacy answers to test/fixtures/corpus.json (or --out FILE),
- * the legacy base URL in bodies replaced by `{BASE_URL}`, so the answers can be replayed without the host.
+ * `--record` writes the corpus with the legacy answers to test/fixtures/corpus.json (or --out FILE);
+ * with `--only`, just those cases are recorded again and the rest of the file is kept as it is.
+ * `--namespace NS` uses the corpus for a service namespace without a trailing slash instead (recorded
+ * to test/fixtures/corpus-namespace.json; the legacy host and ours must both serve NS).
+ * The legacy base URL in bodies is replaced by `{BASE_URL}`, so the answers can be replayed without the host.
  * The comparison (`compareAnswers`) and the corpus (`buildCorpus`) are exported for that.
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
+import iconv from 'iconv-lite';
 import sax from 'sax';
 
 // ---------------------------------------------------------------------------------------------------
@@ -43,11 +51,13 @@ export interface Case {
   bodyBase64?: string;
   /** The path to ask the legacy host (case-sensitive there), when not `path`. */
   legacyPath?: string;
-  /** How the answers are compared: `full`, `page` (?wsdl/?disco), `help` (status and type only). */
+  /** How the answers are compared: `full`, `page` (?wsdl/?disco), `help` (status and type only), `error` (runtime error page). */
   kind: CaseKind;
+  /** Sent as HTTP/1.0 (as nginx speaks to its upstream by default) instead of HTTP/1.1. */
+  httpVersion?: '1.0';
 }
 
-export type CaseKind = 'full' | 'page' | 'help';
+export type CaseKind = 'full' | 'page' | 'help' | 'error';
 
 const NS = 'http://tempuri.org/';
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -549,7 +559,7 @@ export function buildCorpus(): Case[] {
   c.get('http-get/method-upper-case', `${PUSH}/GETTOKENDEVICE?id=dev-1001`);
   c.get('http-get/method-unknown', `${servicePath(auth)}/NoSuchOp?code=1`);
   c.get('http-get/method-of-other-service', `${servicePath(about)}/GetTokenDevice?id=dev-1001`);
-  c.get('http-get/method-empty', `${servicePath(auth)}/`);
+  c.get('http-get/method-empty', `${servicePath(auth)}/`, { kind: 'error' });
   c.get('http-get/method-trailing-slash', `${T}/?id=dev-1001`);
   c.get('http-get/arabic-school-raw-percent-lower', `${S}?school_base_url=${encodeURIComponent(ARABIC_SCHOOL).toLowerCase()}&show_active=1`);
   c.post('http-post/method-wrong-case', `${PUSH}/gettokendevice`, 'id=dev-1001');
@@ -581,6 +591,162 @@ export function buildCorpus(): Case[] {
     c.get(`pages/${s}/help-op-unknown`, `${p}?op=NoSuchOp`, { kind: 'help' });
   }
   c.get('pages/help-other-query', `/AboutUs.asmx?foo=bar`, { kind: 'help' });
+  addFidelityCases(c);
+  return c.cases;
+}
+
+const bytes = (text: string, encoding: string) => iconv.encode(text, encoding, { addBOM: false });
+const base64 = (...parts: Buffer[]) => Buffer.concat(parts).toString('base64');
+const BOM16LE = Buffer.from([0xff, 0xfe]);
+const BOM16BE = Buffer.from([0xfe, 0xff]);
+/** %-escapes of every byte of `text` in `encoding`. */
+const escapedBytes = (text: string, encoding: string) => [...bytes(text, encoding)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+
+/**
+ * The request-reading rules of issue 12: the request's character encoding (SOAP, forms, query
+ * strings), HEAD and other methods, an empty operation name, URL-decoded SOAPAction values, XML
+ * error positions, and framing for HTTP/1.0 clients.
+ */
+function addFidelityCases(c: Corpus): void {
+  const school = op('GetStudentSchool');
+  const token = op('GetTokenDevice');
+  const SCHOOL = servicePath(school);
+  const PUSH = servicePath(token);
+  const S = `${SCHOOL}/GetStudentSchool`;
+  const T = `${PUSH}/GetTokenDevice`;
+  const schoolAction = action('GetStudentSchool');
+  // The Arabic school's students are found only when the request's text was decoded right.
+  const arabic = (v: 11 | 12, decl = DECL) => envelope(v, soapOp(school, [ARABIC_SCHOOL, '1']), { decl });
+  const badChar = (v: 11 | 12, decl = DECL) => envelope(v, opElement(school, [['school_base_url', ARABIC_SCHOOL], ['show_active', 'abc']]), { decl });
+  const raw = (name: string, headers: Record<string, string>, body: Buffer, path = SCHOOL) => c.add({ name, method: 'POST', path, headers, bodyBase64: body.toString('base64') });
+  const soap11Headers = (contentType: string) => ({ 'Content-Type': contentType, SOAPAction: schoolAction });
+  const soap12Headers = (contentType: string) => ({ 'Content-Type': contentType });
+
+  // ---- SOAP: charset, else byte-order mark, else (application/*) the XML declaration, else the media type's default
+  const decl16 = '<?xml version="1.0" encoding="utf-16"?>';
+  const decl1256 = '<?xml version="1.0" encoding="windows-1256"?>';
+  raw('encoding/soap11/utf16le-bom-no-charset', soap11Headers('text/xml'), Buffer.concat([BOM16LE, bytes(arabic(11, decl16), 'utf-16le')]));
+  raw('encoding/soap11/utf16be-bom-no-charset', soap11Headers('text/xml'), Buffer.concat([BOM16BE, bytes(arabic(11, decl16), 'utf-16be')]));
+  raw('encoding/soap11/utf16le-bom-charset-utf8', soap11Headers(CT11), Buffer.concat([BOM16LE, bytes(arabic(11, decl16), 'utf-16le')]));
+  raw('encoding/soap11/utf16le-bom-bad-char-position', soap11Headers('text/xml'), Buffer.concat([BOM16LE, bytes(badChar(11, decl16), 'utf-16le')]));
+  raw('encoding/soap12/utf16le-bom-no-charset', soap12Headers('application/soap+xml'), Buffer.concat([BOM16LE, bytes(arabic(12, decl16), 'utf-16le')]));
+  raw('encoding/soap12/utf16be-bom-no-charset', soap12Headers('application/soap+xml'), Buffer.concat([BOM16BE, bytes(arabic(12, decl16), 'utf-16be')]));
+  raw('encoding/soap12/utf16le-unmarked-no-charset', soap12Headers('application/soap+xml'), bytes(arabic(12, decl16), 'utf-16le'));
+  raw('encoding/soap12/utf16-declared-without-bom', soap12Headers('application/soap+xml'), bytes(arabic(12, decl16), 'utf8'));
+  raw('encoding/soap12/windows-1256-declaration', soap12Headers('application/soap+xml'), bytes(arabic(12, decl1256), 'windows-1256'));
+  raw('encoding/soap12/windows-1256-declaration-bad-char', soap12Headers('application/soap+xml'), bytes(badChar(12, decl1256), 'windows-1256'));
+  raw('encoding/soap12/windows-1256-declaration-charset-utf8', soap12Headers(CT12), bytes(arabic(12, decl1256), 'windows-1256'));
+  raw('encoding/soap11/windows-1256-declaration-text-xml', soap11Headers('text/xml'), bytes(arabic(11, decl1256), 'windows-1256'));
+  raw('encoding/soap11/windows-1256-charset', soap11Headers('text/xml; charset=windows-1256'), bytes(arabic(11, decl1256), 'windows-1256'));
+  raw('encoding/soap11/iso-8859-6-charset', soap11Headers('text/xml; charset=ISO-8859-6'), bytes(arabic(11, ''), 'iso-8859-6'));
+  raw('encoding/soap11/utf8-text-xml-no-charset', soap11Headers('text/xml'), bytes(arabic(11), 'utf8'));
+  raw('encoding/soap11/utf8-text-xml-no-charset-bad-char', soap11Headers('text/xml'), bytes(badChar(11), 'utf8'));
+  raw('encoding/soap12/utf8-no-charset', soap12Headers('application/soap+xml'), bytes(arabic(12), 'utf8'));
+  raw('encoding/soap12/utf8-no-charset-no-declaration', soap12Headers('application/soap+xml'), bytes(arabic(12, ''), 'utf8'));
+  // encodings Node's TextDecoder lacks, and names no one knows
+  raw('encoding/soap12/utf-32-charset', soap12Headers('application/soap+xml; charset=utf-32'), bytes(arabic(12, ''), 'utf-32le'));
+  raw('encoding/soap11/utf-32-bom-no-charset', soap11Headers('text/xml'), Buffer.concat([Buffer.from([0xff, 0xfe, 0, 0]), bytes(arabic(11, ''), 'utf-32le')]));
+  raw('encoding/soap12/utf-7-charset', soap12Headers('application/soap+xml; charset=utf-7'), bytes(arabic(12, ''), 'utf-7'));
+  raw('encoding/soap11/unknown-charset', soap11Headers('text/xml; charset=x-no-such-charset'), bytes(arabic(11), 'utf8'));
+  raw('encoding/soap12/unknown-charset', soap12Headers('application/soap+xml; charset=x-no-such-charset'), bytes(arabic(12), 'utf8'));
+  raw('encoding/soap12/unknown-declared-encoding', soap12Headers('application/soap+xml'), bytes(arabic(12, '<?xml version="1.0" encoding="x-no-such-charset"?>'), 'utf8'));
+  raw('encoding/soap12/unknown-declared-encoding-multiline', soap12Headers('application/soap+xml'), bytes(arabic(12, '<?xml version="1.0"\n    encoding="x-klingon"?>'), 'utf8'));
+  raw('encoding/soap11/unknown-declared-encoding-text-xml', soap11Headers('text/xml'), bytes(arabic(11, '<?xml version="1.0" encoding="x-no-such-charset"?>'), 'utf8'));
+  raw('encoding/no-action/unknown-declared-encoding', { 'Content-Type': 'text/xml' }, bytes(arabic(11, '<?xml version="1.0" encoding="x-no-such-charset"?>'), 'utf8'));
+
+  // ---- forms and query strings: the charset the request names
+  const url1256 = escapedBytes(ARABIC_SCHOOL, 'windows-1256');
+  const form1256 = `school_base_url=${url1256}&show_active=1`;
+  c.post('encoding/post/windows-1256-escaped', S, form1256, `${FORM}; charset=windows-1256`);
+  raw('encoding/post/windows-1256-raw-bytes', { 'Content-Type': `${FORM}; charset=windows-1256` }, bytes(`school_base_url=${ARABIC_SCHOOL}&show_active=1`, 'windows-1256'), S);
+  raw('encoding/post/iso-8859-6-raw-bytes', { 'Content-Type': `${FORM}; charset=iso-8859-6` }, bytes(`school_base_url=${ARABIC_SCHOOL}&show_active=1`, 'iso-8859-6'), S);
+  c.post('encoding/post/windows-1256-escaped-no-charset', S, form1256);
+  c.post('encoding/post/unknown-charset', S, `school_base_url=${encodeURIComponent(ARABIC_SCHOOL)}&show_active=1`, `${FORM}; charset=x-no-such-charset`);
+  c.post('encoding/post/percent-u-escape', T, 'id=dev%u002D1001');
+  c.post('encoding/post/invalid-utf8-escape', T, 'id=dev-1001%FF');
+  c.add({ name: 'encoding/get/windows-1256-query-body-charset', method: 'GET', path: `${S}?${form1256}`, headers: { 'Content-Type': 'text/plain; charset=windows-1256' }, body: 'x' });
+  c.get('encoding/get/windows-1256-query-no-charset', `${S}?${form1256}`);
+  c.get('encoding/get/invalid-utf8-escape', `${T}?id=dev-1001%FF`);
+
+  // ---- HEAD is not GET, and no other method is served
+  for (const method of ['HEAD', 'PUT', 'DELETE', 'OPTIONS']) {
+    const body = method === 'HEAD' ? {} : { body: '' };
+    c.add({ name: `methods/${method.toLowerCase()}-service-page`, method, path: '/AboutUs.asmx', headers: {}, kind: 'error', ...body });
+    c.add({ name: `methods/${method.toLowerCase()}-operation`, method, path: `${T}?id=dev-1001`, headers: {}, kind: 'error', ...body });
+  }
+  c.add({ name: 'methods/head-wsdl', method: 'HEAD', path: '/AboutUs.asmx?wsdl', headers: {}, kind: 'error' });
+  c.add({ name: 'methods/head-empty-operation', method: 'HEAD', path: `${PUSH}/`, headers: {}, kind: 'error' });
+  c.get('methods/get-empty-operation-with-query', `${PUSH}/?id=dev-1001`, { kind: 'error' });
+  c.add({ name: 'methods/post-empty-operation', method: 'POST', path: `${PUSH}/`, headers: { 'Content-Type': FORM }, body: 'id=dev-1001', kind: 'error' });
+
+  // ---- SOAPAction (and SOAP 1.2's action) are URL-decoded before they are matched
+  const tokBody11 = envelope(11, soapOp(token, ['dev-1001']));
+  const escapedActions: Array<[string, string]> = [
+    ['percent-letter', `"${NS}Get%54okenDevice"`],
+    ['percent-lower-hex', `"${NS}Get%74okenDevice"`],
+    ['percent-all', `"${encodeURIComponent(`${NS}GetTokenDevice`)}"`],
+    ['percent-u', `"${NS}Get%u0054okenDevice"`],
+    ['plus', `"${NS}GetTokenDevice+"`],
+    ['percent-broken', `"${NS}GetTokenDevice%zz"`],
+    ['percent-invalid-utf8', `"${NS}GetTokenDevice%FF"`],
+    ['percent-arabic', `"${NS}${encodeURIComponent('جهاز')}"`],
+    ['percent-quote-inside', `%22${NS}GetTokenDevice%22`],
+  ];
+  for (const [label, a] of escapedActions) c.soap11(`routing/soap11/action-${label}`, PUSH, tokBody11, a);
+  const unknownBody12 = envelope(12, opElement('NoSuchOp', [['id', 'dev-1001']]));
+  c.soap12('routing/soap12/action-percent-escaped', PUSH, unknownBody12, `application/soap+xml; charset=utf-8; action="${NS}Get%54okenDevice"`);
+  c.soap12('routing/soap12/action-percent-unknown', PUSH, unknownBody12, `application/soap+xml; charset=utf-8; action="${NS}No%53uchOp"`);
+
+  // ---- where the XML reader reports an error
+  const positions: Array<[string, string]> = [
+    ['not-xml-after-blank-lines', '\n\n   not xml'],
+    ['not-xml-after-declaration', `${DECL}\nnot xml`],
+    ['unbound-prefix-multiline', `${DECL}\n<soap:Envelope xmlns:soap="${SOAP12}">\n  <soap:Body>\n    <x:GetTokenDevice/>\n  </soap:Body>\n</soap:Envelope>`],
+    ['unclosed-literal-multiline', `${DECL}\n<soap:Envelope xmlns:soap="${SOAP12}">\n  <soap:Body a="1`],
+  ];
+  for (const [label, body] of positions) c.soap12(`fault/soap12/position-${label}`, PUSH, body);
+
+  // ---- HTTP/1.0 clients (nginx's default towards its upstream) get a Content-Length, never chunks
+  const http10 = (name: string, method: string, path: string, headers: Record<string, string>, body?: string, kind: CaseKind = 'full') =>
+    c.add({ name: `framing/http10/${name}`, method, path, headers, body, kind, httpVersion: '1.0' });
+  http10('soap11', 'POST', PUSH, { 'Content-Type': CT11, SOAPAction: action('GetTokenDevice') }, tokBody11);
+  http10('soap12-students', 'POST', SCHOOL, { 'Content-Type': CT12 }, envelope(12, soapOp(school, [ALNOOR, '1'])));
+  http10('soap11-fault', 'POST', PUSH, { 'Content-Type': CT11, SOAPAction: action('NoSuchOp') }, tokBody11);
+  http10('soap11-malformed', 'POST', PUSH, { 'Content-Type': CT11, SOAPAction: action('GetTokenDevice') }, '<a');
+  http10('get-students', 'GET', `${S}?school_base_url=${encodeURIComponent(ALNOOR)}&show_active=1`, {});
+  http10('get-void', 'GET', '/AboutUs.asmx/GetAboutUs', {});
+  http10('get-error', 'GET', `${T}?other=1`, {});
+  http10('post-token', 'POST', T, { 'Content-Type': FORM }, 'id=dev-1001');
+  http10('wsdl', 'GET', '/AboutUs.asmx?wsdl', {}, undefined, 'page');
+  http10('empty-operation', 'GET', `${PUSH}/`, {}, undefined, 'error');
+  http10('delete-service-page', 'DELETE', '/AboutUs.asmx', {}, '', 'error');
+}
+
+/**
+ * Requests to a service whose namespace has no trailing slash (`--namespace urn:school:v1`): .NET
+ * builds each SOAPAction as the namespace, a `/` and the operation name, in the WSDL and in routing.
+ */
+export function buildNamespaceCorpus(ns: string): Case[] {
+  const c = new Corpus();
+  const PUSH = '/PushNotificationMobile.asmx';
+  const env = (v: 11 | 12, inner: string) => envelope(v, inner);
+  const tok = `<GetTokenDevice xmlns="${ns}"><id>dev-1001</id></GetTokenDevice>`;
+  const key = `<GetServerKeyAndSender xmlns="${ns}" />`;
+  const withSlash = `${ns}/GetTokenDevice`;
+  c.soap11('namespace/soap11/action-with-slash', PUSH, env(11, tok), `"${withSlash}"`);
+  c.soap11('namespace/soap11/action-without-slash', PUSH, env(11, tok), `"${ns}GetTokenDevice"`);
+  c.soap11('namespace/soap11/action-escaped-slash', PUSH, env(11, tok), `"${ns}%2FGetTokenDevice"`);
+  c.soap11('namespace/soap11/other-operation', PUSH, env(11, key), `"${ns}/GetServerKeyAndSender"`);
+  c.soap11('namespace/soap11/no-action-body-routed', PUSH, env(11, tok), null);
+  c.soap12('namespace/soap12/action-with-slash', PUSH, env(12, tok), `application/soap+xml; charset=utf-8; action="${withSlash}"`);
+  c.soap12('namespace/soap12/action-without-slash-body-known', PUSH, env(12, tok), `application/soap+xml; charset=utf-8; action="${ns}GetTokenDevice"`);
+  c.soap12('namespace/soap12/action-with-slash-body-other', PUSH, env(12, `<NoSuchOp xmlns="${ns}" />`), `application/soap+xml; charset=utf-8; action="${withSlash}"`);
+  c.soap12('namespace/soap12/no-action', PUSH, env(12, tok));
+  c.get('namespace/get', `${PUSH}/GetTokenDevice?id=dev-1001`);
+  for (const s of SERVICES) {
+    c.get(`namespace/pages/${s}/wsdl`, `/${s}.asmx?wsdl`, { kind: 'page' });
+    c.get(`namespace/pages/${s}/disco`, `/${s}.asmx?disco`, { kind: 'page' });
+  }
   return c.cases;
 }
 
@@ -600,6 +766,7 @@ export function ask(base: string, c: Case, legacy: boolean, timeoutMs = 30000): 
   const body = c.bodyBase64 !== undefined ? Buffer.from(c.bodyBase64, 'base64') : c.body !== undefined ? Buffer.from(c.body, 'utf8') : null;
   const headers: Record<string, string> = { ...c.headers };
   if (body !== null || c.method === 'POST') headers['Content-Length'] = String(body?.length ?? 0);
+  if (c.httpVersion === '1.0') return askHttp10(url, p, c.method, headers, body, timeoutMs);
   return new Promise((resolve) => {
     const req = http.request(
       { hostname: url.hostname, port: url.port || 80, method: c.method, path: p, headers, agent: false, timeout: timeoutMs },
@@ -608,7 +775,7 @@ export function ask(base: string, c: Case, legacy: boolean, timeoutMs = 30000): 
         res.on('data', (d: Buffer) => chunks.push(d));
         res.on('end', () => {
           const h: Record<string, string | undefined> = {};
-          for (const k of ['content-type', 'cache-control', 'content-length', 'transfer-encoding']) {
+          for (const k of ANSWER_HEADERS) {
             const v = res.headers[k];
             h[k] = Array.isArray(v) ? v.join(', ') : v;
           }
@@ -622,6 +789,52 @@ export function ask(base: string, c: Case, legacy: boolean, timeoutMs = 30000): 
     if (body !== null) req.write(body);
     req.end();
   });
+}
+
+const ANSWER_HEADERS = ['content-type', 'cache-control', 'content-length', 'transfer-encoding'];
+
+/** One HTTP/1.0 exchange over a plain socket (Node's client speaks only 1.1); the server closes. */
+function askHttp10(url: URL, p: string, method: string, headers: Record<string, string>, body: Buffer | null, timeoutMs: number): Promise<Answer> {
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(url.port || 80), url.hostname);
+    const chunks: Buffer[] = [];
+    let failed: string | undefined;
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('timeout')));
+    socket.on('connect', () => {
+      const head = [`${method} ${p} HTTP/1.0`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+      socket.write(`${head.join('\r\n')}\r\n\r\n`);
+      if (body !== null) socket.write(body);
+    });
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', (e) => (failed = e.message));
+    socket.on('close', () => {
+      const raw = Buffer.concat(chunks);
+      const end = raw.indexOf('\r\n\r\n');
+      if (failed !== undefined || end === -1) return resolve({ status: 0, headers: {}, body: '', error: failed ?? 'no answer' });
+      const [statusLine, ...lines] = raw.subarray(0, end).toString('latin1').split('\r\n');
+      const h: Record<string, string | undefined> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        const name = line.slice(0, colon).trim().toLowerCase();
+        if (ANSWER_HEADERS.includes(name)) h[name] = line.slice(colon + 1).trim();
+      }
+      let rest: Buffer = raw.subarray(end + 4);
+      if (h['transfer-encoding'] === 'chunked') rest = dechunk(rest);
+      resolve({ status: Number(statusLine.split(' ')[1]), headers: h, body: method === 'HEAD' ? '' : rest.toString('utf8') });
+    });
+  });
+}
+
+function dechunk(data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = data.indexOf('\r\n', at);
+    const size = lineEnd === -1 ? 0 : parseInt(data.toString('latin1', at, lineEnd), 16);
+    if (!(size > 0)) return Buffer.concat(parts);
+    parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -763,14 +976,20 @@ export function compareAnswers(kind: CaseKind, legacy: Answer, ours: Answer): st
     if (legacy.error && ours.error) return d;
   }
   if (legacy.status !== ours.status) d.push(`status: legacy ${legacy.status} vs ours ${ours.status}`);
-  const lt = legacy.headers['content-type'];
-  const ot = ours.headers['content-type'];
+  const mediaType = (t: string | undefined) => (kind === 'error' ? t?.split(';')[0] : t);
+  const lt = mediaType(legacy.headers['content-type']);
+  const ot = mediaType(ours.headers['content-type']);
   if (lt !== ot) d.push(`content-type: legacy ${short(lt)} vs ours ${short(ot)}`);
   if (kind === 'help') return d;
   if (framing(legacy) !== framing(ours)) d.push(`framing: legacy ${framing(legacy)} vs ours ${framing(ours)}`);
   const lc = legacy.headers['cache-control'];
   const oc = ours.headers['cache-control'];
   if (lc !== oc) d.push(`cache-control: legacy ${short(lc)} vs ours ${short(oc)}`);
+  if (kind === 'error') {
+    const page = (body: string) => (body === '' ? 'empty' : /Runtime Error/.test(body) ? 'runtime error page' : short(body));
+    if (page(legacy.body) !== page(ours.body)) d.push(`body: legacy ${page(legacy.body)} vs ours ${page(ours.body)}`);
+    return d;
+  }
   const lx = legacy.body.trim() ? parseXml(legacy.body) : null;
   const ox = ours.body.trim() ? parseXml(ours.body) : null;
   if (lx && ox) {
@@ -816,6 +1035,7 @@ async function main(argv: string[]): Promise<number> {
   let out = path.join(__dirname, '..', 'test', 'fixtures', 'corpus.json');
   let concurrency = 4;
   let from: string | null = null;
+  let namespace: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--only') only.push(argv[++i]);
@@ -823,6 +1043,7 @@ async function main(argv: string[]): Promise<number> {
     else if (a === '--verbose') verbose = true;
     else if (a === '--out') out = argv[++i];
     else if (a === '--from') from = argv[++i];
+    else if (a === '--namespace') namespace = argv[++i];
     else if (a === '--concurrency') concurrency = Number(argv[++i]);
     else if (a === '--list') positional.push('--list');
     else if (a.startsWith('--')) {
@@ -830,7 +1051,8 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     } else positional.push(a);
   }
-  const all = buildCorpus();
+  if (namespace !== null && !argv.includes('--out')) out = path.join(__dirname, '..', 'test', 'fixtures', 'corpus-namespace.json');
+  const all = namespace === null ? buildCorpus() : buildNamespaceCorpus(namespace);
   const cases = all.filter((c) => only.length === 0 || only.some((s) => c.name.includes(s)));
   if (positional[0] === '--list') {
     for (const c of cases) process.stdout.write(`${c.name}\n`);
@@ -873,6 +1095,27 @@ async function main(argv: string[]): Promise<number> {
   });
 
   if (record) {
+    // With --only, the other recorded cases are kept as they are, in corpus order.
+    const kept = only.length > 0 && fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as { cases: Recorded[] }).cases : [];
+    const fresh = new Map(
+      results.map(({ c, legacy }) => [
+        c.name,
+        {
+          ...c,
+          legacy: {
+            status: legacy.status,
+            headers: {
+              'content-type': legacy.headers['content-type'],
+              'cache-control': legacy.headers['cache-control'],
+              'content-length': legacy.headers['content-length'],
+            },
+            body: legacy.body,
+          },
+        } as Recorded,
+      ]),
+    );
+    const previous = new Map(kept.map((r) => [r.name, r]));
+    const recordedCases = all.flatMap((c) => fresh.get(c.name) ?? previous.get(c.name) ?? []);
     const doc = {
       description:
         'Requests put to the legacy ASMX host (Mono System.Web.Services) and its answers, recorded by scripts/compare-legacy.ts --record. ' +
@@ -880,20 +1123,9 @@ async function main(argv: string[]): Promise<number> {
         `in "page" cases the legacy base URL and requested path are written ${BASE_PLACEHOLDER}{PATH}, so pass ours through placeholdBase() first. ` +
         'legacyPath (when given) is what the case-sensitive legacy host was asked instead of path. ' +
         'content-length is recorded for its presence only (the legacy host writes LF where .NET writes CRLF).',
-      namespace: NS,
-      count: results.length,
-      cases: results.map(({ c, legacy }) => ({
-        ...c,
-        legacy: {
-          status: legacy.status,
-          headers: {
-            'content-type': legacy.headers['content-type'],
-            'cache-control': legacy.headers['cache-control'],
-            'content-length': legacy.headers['content-length'],
-          },
-          body: legacy.body,
-        },
-      })),
+      namespace: namespace ?? NS,
+      count: recordedCases.length,
+      cases: recordedCases,
     };
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, `${JSON.stringify(doc, null, 1)}\n`);

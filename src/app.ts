@@ -1,10 +1,12 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHttpBinding, type HttpHandler } from './bindings/http';
+import { send } from './bindings/send';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config, Limits } from './config';
 import { Errors, type HostError, HostErrors } from './errors';
 import { log } from './log';
 import { createServicePages } from './pages';
+import { createErrorPage } from './pages/error-page';
 import { WsdlCatalog } from './pages/wsdl';
 import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract';
 import { createServices } from './services';
@@ -27,6 +29,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   const services = createServices(store);
   const catalog = new WsdlCatalog(config.xmlNamespace);
   const pages = createServicePages(config, catalog);
+  const errorPage = createErrorPage(config.basePath);
 
   const bindings = new Map<string, EndpointBindings>();
   for (const spec of ENDPOINTS) {
@@ -72,31 +75,31 @@ export async function createApp(config: Config, store: Store): Promise<express.E
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
 
+    // HEAD is not GET for ASMX: no protocol accepts it, nor any method but GET and POST. On a service
+    // page that is a 405, and a URL naming no operation (HEAD or PUT on /X.asmx/Op, or /X.asmx/ with
+    // no name) is "Request format is unrecognized"; both reach a client as ASP.NET's error page.
     if (opName === undefined) {
-      if (req.method === 'GET' || req.method === 'HEAD') return pages(b.spec, req, res);
+      if (req.method === 'GET') return pages(b.spec, req, res);
       if (req.method === 'POST') {
         if (await bodyOf(req, res, () => b.soap.tooLarge(req, res))) await b.soap.handle(req, res);
         return;
       }
-    } else if (req.method === 'GET' || req.method === 'HEAD') {
-      return b.http.handle(opName, req, res);
-    } else if (req.method === 'POST') {
-      if (await bodyOf(req, res, () => b.http.tooLarge(res))) await b.http.handle(opName, req, res);
-      return;
+      return errorPage(res, 405);
     }
-    res.status(405).set('Allow', 'GET, HEAD, POST').end();
+    if (opName === '' || (req.method !== 'GET' && req.method !== 'POST')) return errorPage(res, 500);
+    if (req.method === 'GET') return b.http.handle(opName, req, res);
+    if (await bodyOf(req, res, () => b.http.tooLarge(res))) await b.http.handle(opName, req, res);
   });
 
   app.use((_req: Request, res: Response) => {
-    res.status(404).type('text/plain; charset=utf-8').send('Not found.\r\n');
+    send(res, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Not found.\r\n');
   });
 
   // The last line: a failure no binding foresaw. The client gets ASP.NET's generic text, never internals.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     log.error('request failed', { error: err });
     if (res.headersSent) return void res.destroy();
-    res.status(500).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' });
-    res.end(`${Errors.internal().message}\r\n`);
+    send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, `${Errors.internal().message}\r\n`);
   });
 
   return app;
@@ -120,10 +123,10 @@ function checkUrl(url: string, limits: Limits): HostError | null {
 }
 
 function sendHostError(req: Request, res: Response, error: HostError): void {
-  const send = () => res.status(error.status).set('Content-Type', error.contentType).end(error.body);
+  const answer = () => send(res, error.status, { 'Content-Type': error.contentType }, error.body);
   // http.sys closes a connection whose request it could not read; request filtering keeps it.
-  if (error.status === 404) send();
-  else answerAndClose(req, res, send);
+  if (error.status === 404) answer();
+  else answerAndClose(req, res, answer);
 }
 
 function escapeRegExp(s: string): string {

@@ -63,8 +63,8 @@ export const Errors = {
   // SOAP request reading: a parameter that does not convert
   badXmlValue: (line: number, column: number, reasons: readonly string[]) =>
     new AsmxError('Client', [READ, `There is an error in XML document (${line}, ${column}).`, ...reasons]),
-  /** The request is not well-formed XML (or has a DTD): the parser's message is the cause. */
-  unreadableXml: (parserMessage: string) => new AsmxError('Server', [PROCESS, parserMessage]),
+  /** The request is not well-formed XML (or has a DTD, or an unknown encoding): the reader's messages are the cause. */
+  unreadableXml: (...reasons: readonly string[]) => new AsmxError('Server', [PROCESS, ...reasons]),
   /**
    * A body over the size limit, as the SOAP handler meets it. Routed by SOAPAction (SOAP 1.1), the
    * body is first read by the SOAP extension chain, which wraps the refusal; on the SOAP 1.2 routing
@@ -127,6 +127,16 @@ export const NumberReasons = {
 export const ParserMessages = {
   rootMissing: 'Root element is missing.',
   dtdProhibited: 'DTD is prohibited in this XML document.',
+  invalidRootData: 'Data at the root level is invalid.',
+  unclosedLiteral: 'There is an unclosed literal string.',
+  unexpectedEof: 'Unexpected end of file has occurred.',
+  undeclaredPrefix: (prefix: string) => `'${prefix}' is an undeclared prefix.`,
+  noByteOrderMark: 'There is no Unicode byte order mark. Cannot switch to Unicode.',
+  /** An XML declaration naming an encoding .NET lacks: the reader's error, then Encoding.GetEncoding's. */
+  unsupportedEncoding: (name: string, line: number, column: number): readonly string[] => [
+    `System does not support '${name}' encoding. Line ${line}, position ${column}.`,
+    `'${name}' is not a supported encoding name. For information on defining a custom encoding, see the documentation for the Encoding.RegisterProvider method.\r\nParameter name: name`,
+  ],
   /**
    * Past the service's XML limits (see scan.ts). .NET's reader has no such limits, so there is no
    * wording of its own: these follow its style, and the request is refused like any unreadable one.

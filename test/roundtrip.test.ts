@@ -70,10 +70,14 @@ describe.each([
   test('the SOAPAction follows the namespace', async () => {
     const ns = t.config.xmlNamespace;
     const path = `${env.BASE_PATH ?? ''}/PushNotificationMobile.asmx`;
-    const ok = await soap11(t.app, path, `"${ns}GetTokenDevice"`, envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' }, ns)));
+    // .NET puts a '/' between a namespace that lacks one and the operation name.
+    const action = ns === 'http://tempuri.org/' ? 'http://tempuri.org/GetTokenDevice' : 'urn:school:students:v1/GetTokenDevice';
+    const ok = await soap11(t.app, path, `"${action}"`, envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' }, ns)));
     expect(ok.status).toBe(200);
     expect(ok.body).toContain(`<GetTokenDeviceResponse xmlns="${ns}">`);
     if (ns !== 'http://tempuri.org/') {
+      const withoutSlash = await soap11(t.app, path, `"${ns}GetTokenDevice"`, envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' }, ns)));
+      expect(faultOf(withoutSlash.body).code).toBe('soap:Client');
       const old = await soap11(t.app, path, '"http://tempuri.org/GetTokenDevice"', envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' })));
       expect(faultOf(old.body).code).toBe('soap:Client');
     }

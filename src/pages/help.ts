@@ -3,7 +3,7 @@
  * DefaultWsdlHelpGenerator.aspx (its structure, English texts and sample messages), from the contract
  * table rather than from a parsed WSDL. Windows line ends, as the .NET Framework writes them.
  */
-import type { EndpointSpec, OperationSpec, ParamSpec } from '../services/contract';
+import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../services/contract';
 import { STUDENT_FIELDS } from '../services/types';
 import { escapeMarkup } from '../escape';
 
@@ -336,7 +336,7 @@ function soapRequest(version: SoapVersion, location: Location, ns: string, opera
     `Host: ${location.host}`,
     `Content-Type: ${version.contentType}`,
     `Content-Length: ${value('length')}`,
-    ...(version.soapAction ? [`SOAPAction: "${escapeMarkup(utf8Escape(ns + operation.name))}"`] : []),
+    ...(version.soapAction ? [`SOAPAction: "${escapeMarkup(utf8Escape(soapActionOf(ns, operation.name)))}"`] : []),
     '',
     ...envelope(version, soapBodyRequest(ns, operation)),
   ].join(NL);

@@ -1,4 +1,6 @@
 import type { Request, Response } from 'express';
+import { send } from '../bindings/send';
+import { urlDecode } from '../bindings/url-decode';
 import type { Config } from '../config';
 import type { EndpointSpec } from '../services/contract';
 import { discoDocument } from './disco';
@@ -10,22 +12,6 @@ export type ServicePageHandler = (endpoint: EndpointSpec, req: Request, res: Res
 
 /** A query string as ASP.NET's HttpValueCollection reads it: a valueless item has the name null. */
 type QueryItems = readonly (readonly [name: string | null, value: string])[];
-
-/** HttpUtility.UrlDecode: '+' is a space, and a malformed escape is kept as written. */
-function urlDecode(text: string): string {
-  const plain = text.replace(/\+/g, ' ');
-  try {
-    return decodeURIComponent(plain);
-  } catch {
-    return plain.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
-  }
-}
 
 function parseQuery(url: string): QueryItems {
   const start = url.indexOf('?');
@@ -48,11 +34,7 @@ function queryValue(items: QueryItems, name: string | null): string | undefined 
 }
 
 function reply(res: Response, status: number, contentType: string, body: string): void {
-  // Sent with an explicit length and no ETag: ASMX answers are never chunked nor conditional.
-  const bytes = Buffer.from(body, 'utf8');
-  res.status(status);
-  res.set({ 'Cache-Control': 'private, max-age=0', 'Content-Type': contentType, 'Content-Length': String(bytes.length) });
-  res.end(bytes);
+  send(res, status, { 'Cache-Control': 'private, max-age=0', 'Content-Type': contentType }, body);
 }
 
 /** A discovery request that cannot be answered: ASMX's text/plain 500 with the message and CRLF. */

@@ -1,15 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ENDPOINTS, findEndpoint } from '../services/contract';
+import { ENDPOINTS, findEndpoint, soapActionOf } from '../services/contract';
 import { projectRoot } from '../paths';
 import { escapeMarkup } from '../escape';
 
 const NAMESPACE_PLACEHOLDER = '{xml_namespace}';
 const BASE_URL_PLACEHOLDER = '{base_url}';
+/** What precedes the operation name in each soapAction: the namespace, with a `/` if it lacks one. */
+const ACTION_PREFIX_PLACEHOLDER = '{soap_action_prefix}';
 
 /**
  * The five service descriptions, read once at start. Each file is the legacy host's WSDL with the
- * namespace written `{xml_namespace}` and each address `{base_url}/<Endpoint>.asmx`. The namespace is
+ * namespace written `{xml_namespace}` (`{soap_action_prefix}` before each operation's name in a
+ * soapAction) and each address `{base_url}/<Endpoint>.asmx`. The namespace is
  * fixed for the process, so it is substituted here; what remains per request is the address, which
  * follows the URL the client used.
  */
@@ -19,6 +22,7 @@ export class WsdlCatalog {
 
   constructor(xmlNamespace: string, wsdlDir: string = path.join(projectRoot, 'wsdl')) {
     const ns = escapeMarkup(xmlNamespace);
+    const actionPrefix = escapeMarkup(soapActionOf(xmlNamespace, ''));
     for (const { name } of ENDPOINTS) {
       const file = path.join(wsdlDir, `${name}.wsdl`);
       let template: string;
@@ -34,7 +38,7 @@ export class WsdlCatalog {
       if (parts.some((p) => p.includes(BASE_URL_PLACEHOLDER))) {
         throw new Error(`${file} uses ${BASE_URL_PLACEHOLDER} other than as "${BASE_URL_PLACEHOLDER}/${name}.asmx"`);
       }
-      this.pieces.set(name, parts.map((p) => p.split(NAMESPACE_PLACEHOLDER).join(ns)));
+      this.pieces.set(name, parts.map((p) => p.split(ACTION_PREFIX_PLACEHOLDER).join(actionPrefix).split(NAMESPACE_PLACEHOLDER).join(ns)));
     }
   }
 

@@ -66,3 +66,11 @@ export function findEndpoint(name: string): EndpointSpec | undefined {
   const lower = name.toLowerCase();
   return ENDPOINTS.find((e) => e.name.toLowerCase() === lower);
 }
+
+/**
+ * An operation's SOAPAction as .NET builds the default one (in the WSDL and for routing): the
+ * namespace, a `/` unless it already ends with one, and the operation name.
+ */
+export function soapActionOf(ns: string, operation: string): string {
+  return ns.endsWith('/') ? ns + operation : `${ns}/${operation}`;
+}

@@ -5,6 +5,8 @@ import { charFromHttpValue } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
 import { type AnswerWriter, compileAnswerWriter } from '../answers';
+import { send } from '../send';
+import { lookup, parametersOf } from './form';
 
 /**
  * HTTP GET `/<Endpoint>.asmx/<Op>?…` and HTTP POST `/<Endpoint>.asmx/<Op>` (form body), answered as
@@ -47,14 +49,10 @@ export function createHttpBinding(
         return p.type === 'char' ? charFromHttpValue(value) : value;
       });
       const body = op.writer.http(await op.run(...values));
-      res.status(200).set('Cache-Control', 'private, max-age=0');
-      if (body === null) {
-        // A void answer: 200, no body and no Content-Type, as ASMX sends it.
-        res.removeHeader('Content-Type');
-        res.end();
-      } else {
-        res.set('Content-Type', 'text/xml; charset=utf-8').end(body);
-      }
+      const cache = { 'Cache-Control': 'private, max-age=0' };
+      // A void answer: 200, no body and no Content-Type, as ASMX sends it.
+      if (body === null) send(res, 200, cache);
+      else send(res, 200, { ...cache, 'Content-Type': 'text/xml; charset=utf-8' }, body);
     } catch (e) {
       sendError(res, e, endpoint, opName);
     }
@@ -73,78 +71,6 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
   return real ? Errors.methodCase(asked, real.name) : Errors.methodNotValid(asked);
 }
 
-type Pairs = readonly (readonly [string, string])[];
-
-/** GET reads the query string; POST reads only a form body. Both pass ASP.NET's request validation. */
-function parametersOf(req: Request, maxKeys: number): Pairs {
-  if (req.method === 'GET' || req.method === 'HEAD') {
-    const q = req.originalUrl.indexOf('?');
-    return validated('QueryString', parseForm(q === -1 ? '' : req.originalUrl.slice(q + 1), 'QueryString', maxKeys));
-  }
-  const contentType = req.headers['content-type'] ?? '';
-  const media = contentType.split(';')[0].trim().toLowerCase();
-  if (media !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
-  return validated('Form', parseForm(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', 'Form', maxKeys));
-}
-
-/**
- * `a=1&b=2` as ASP.NET reads it: a segment without `=` has no name (so it names no parameter),
- * `+` is a space, `%uXXXX` is a UTF-16 unit (.NET's HttpGet/HttpPost proxies send non-ASCII that
- * way), and a broken %-escape stays as it is.
- */
-function parseForm(text: string, collection: 'QueryString' | 'Form', maxKeys: number): Pairs {
-  const pairs: [string, string][] = [];
-  // Distinct names, counted as ASP.NET's collection counts them (without regard to case), so that a
-  // flood of names is refused before the rest is decoded.
-  const names = new Set<string>();
-  for (let start = 0; start <= text.length; ) {
-    let end = text.indexOf('&', start);
-    if (end === -1) end = text.length;
-    const segment = text.slice(start, end);
-    start = end + 1;
-    const eq = segment.indexOf('=');
-    if (eq === -1) continue;
-    const name = urlDecode(segment.slice(0, eq));
-    names.add(name.toLowerCase());
-    if (names.size > maxKeys) throw Errors.tooManyKeys(collection);
-    pairs.push([name, urlDecode(segment.slice(eq + 1))]);
-  }
-  return pairs;
-}
-
-function urlDecode(s: string): string {
-  return s.replace(/\+/g, ' ').replace(/%u([0-9a-fA-F]{4})|(?:%[0-9a-fA-F]{2})+/g, (run: string, unit?: string) => {
-    if (unit !== undefined) return String.fromCharCode(parseInt(unit, 16));
-    try {
-      return decodeURIComponent(run);
-    } catch {
-      return run;
-    }
-  });
-}
-
-/**
- * ASP.NET refuses a value that looks like markup or a character reference: `<` followed by a letter,
- * `!`, `/` or `?`, or `&#`.
- */
-function validated(collection: 'QueryString' | 'Form', pairs: Pairs): Pairs {
-  for (const [name, value] of pairs) {
-    if (/<[A-Za-z!/?]|&#/.test(value)) throw Errors.dangerousValue(collection, name, value);
-  }
-  return pairs;
-}
-
-/**
- * Parameter names are matched without regard to case, and a repeated name gives its values joined
- * by commas, as ASP.NET's NameValueCollection reads a query string or form.
- */
-function lookup(pairs: Pairs, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const values: string[] = [];
-  for (const [k, v] of pairs) if (k.toLowerCase() === lower) values.push(v);
-  return values.length === 0 ? undefined : values.join(',');
-}
-
 function sendError(res: Response, e: unknown, endpoint: EndpointSpec, opName: string): void {
   let error: AsmxError;
   if (e instanceof AsmxError) error = e;
@@ -152,8 +78,5 @@ function sendError(res: Response, e: unknown, endpoint: EndpointSpec, opName: st
     log.error('operation failed', { endpoint: endpoint.name, operation: opName, error: e });
     error = Errors.internal();
   }
-  res
-    .status(500)
-    .set({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' })
-    .end(error.message + '\r\n');
+  send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, error.message + '\r\n');
 }

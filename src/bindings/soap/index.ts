@@ -3,10 +3,13 @@ import * as soap from 'soap';
 import { AsmxError, Errors } from '../../errors';
 import { log } from '../../log';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
-import type { EndpointSpec, OperationSpec } from '../../services/contract';
+import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
 import type { Operation } from '../../services/types';
 import { escapeAttribute, escapeText } from '../../escape';
 import { compileAnswerWriter } from '../answers';
+import { send } from '../send';
+import { urlDecode } from '../url-decode';
+import { decodeEnvelope } from './encoding';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
 
@@ -56,7 +59,7 @@ export interface SoapBindingOptions {
 export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
   const { endpoint, ns } = opts;
   const path = `/${endpoint.name}.asmx`;
-  const byAction = new Map(endpoint.operations.map((op) => [ns + op.name, op]));
+  const byAction = new Map(endpoint.operations.map((op) => [soapActionOf(ns, op.name), op]));
   const servers = {
     '1.1': await nodeSoapServer(opts, Soap11),
     '1.2': await nodeSoapServer(opts, Soap12),
@@ -73,17 +76,21 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
-      const value = unquote(soapAction);
+      // Quotes come off when both are there, then the value is URL-decoded, as ASMX reads it.
+      const value = urlDecode(unquote(soapAction));
       op = byAction.get(value);
       if (op === undefined) return sendFault(res, Soap11, Errors.soapActionUnknown(value));
     }
     // SOAP 1.2 names the operation in the action parameter; an empty one names nothing.
-    const action = routeByAction || contentType.action === '' ? undefined : contentType.action;
+    const action = routeByAction || !contentType.action ? undefined : urlDecode(contentType.action);
     if (action !== undefined) op = byAction.get(action);
     const named = op !== undefined;
     const notRouted = () => (action !== undefined ? Errors.actionNotRecognized(action) : Errors.noValidAction());
 
-    const scanned = scanEnvelope(decode(req.body, contentType.charset), opts.xmlLimits);
+    const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.type, contentType.charset);
+    // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
+    if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
+    const scanned = scanEnvelope(decoded.text, opts.xmlLimits);
     if (!scanned.ok) {
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
@@ -111,13 +118,13 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const result = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
       url: path,
       method: 'POST',
-      headers: { soapaction: ns + op.name, [CONTEXT]: context } as Record<string, string>,
+      headers: { soapaction: soapActionOf(ns, op.name), [CONTEXT]: context } as Record<string, string>,
       connection: { remoteAddress: req.socket.remoteAddress },
     });
-    if (result.statusCode === 200) return send(res, 200, version.contentType, result.body, 'private, max-age=0');
+    if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
     if (!result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal());
-    return send(res, result.statusCode, version.contentType, result.body, 'private');
+    return sendSoap(res, result.statusCode, version, result.body, 'private');
   };
 
   return {
@@ -267,32 +274,18 @@ function header(req: Request, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function decode(body: unknown, charset: string | undefined): string {
-  if (!Buffer.isBuffer(body)) return '';
-  let text = body.toString('utf8');
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    try {
-      text = new TextDecoder(charset).decode(body);
-    } catch {
-      // an unknown charset: read it as UTF-8, as the XML declaration's default
-    }
-  }
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
-
 function sendFault(res: Response, version: SoapVersion, error: AsmxError): void {
-  send(res, 500, version.contentType, version.fault(error), 'private');
+  sendSoap(res, 500, version, version.fault(error), 'private');
 }
 
 function sendEmpty(res: Response, status: number, version: SoapVersion): void {
-  send(res, status, version.contentType, '', 'private');
+  sendSoap(res, status, version, '', 'private');
 }
 
 function versionOf(root: QName | null): SoapVersion | null {
   return root !== null && root.local === 'Envelope' ? versionOfEnvelope(root.ns) : null;
 }
 
-function send(res: Response, status: number, contentType: string, body: string, cacheControl: string): void {
-  res.status(status).set({ 'Content-Type': contentType, 'Cache-Control': cacheControl });
-  res.end(body);
+function sendSoap(res: Response, status: number, version: SoapVersion, body: string, cacheControl: string): void {
+  send(res, status, { 'Content-Type': version.contentType, 'Cache-Control': cacheControl }, body);
 }

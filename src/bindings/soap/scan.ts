@@ -145,7 +145,7 @@ export function scanEnvelope(source: string, limits: XmlLimits): ScanOutcome {
   try {
     parser.write(source).close();
   } catch (e) {
-    const message = e instanceof Refused ? e.message : parserMessage(e, parser);
+    const message = e instanceof Refused ? e.message : parserMessage(e, parser, source);
     return { ok: false, message, root, bodyChild };
   }
   if (root === null) return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
@@ -161,17 +161,32 @@ function followingNode(source: string, after: number): number {
   return source[after + 1] === '/' ? after + 2 : after + 1;
 }
 
-/** The parser's reason in .NET's words where clients see them, then where it happened. */
-function parserMessage(e: unknown, parser: sax.SAXParser): string {
+/**
+ * The parser's reason in .NET's words where clients see them, then where XmlReader reports it: at
+ * the start of the offending token (the first character of text outside the root, the name of an
+ * element with an undeclared prefix), else where the parser stopped.
+ */
+function parserMessage(e: unknown, parser: sax.SAXParser, source: string): string {
   const reason = e instanceof Error ? e.message.split('\n')[0] : '';
-  const at = `Line ${parser.line + 1}, position ${parser.column + 1}.`;
-  if (/unclosed root tag|unexpected end/i.test(reason)) return `Unexpected end of file has occurred. ${at}`;
-  if (/^Non-whitespace before first tag/.test(reason)) return `Data at the root level is invalid. ${at}`;
+  const stopped = `Line ${parser.line + 1}, position ${parser.column + 1}.`;
+  const atIndex = (index: number) => {
+    const { line, column } = lineAndColumn(source, index);
+    return `Line ${line}, position ${column}.`;
+  };
+  // Text outside the root element: sax stops just after its first character.
+  if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
   const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
-  if (prefix) return `'${prefix[1]}' is an undeclared prefix. ${at}`;
+  if (prefix) return `${ParserMessages.undeclaredPrefix(prefix[1])} ${atIndex(parser.startTagPosition)}`;
+  if (/unclosed root tag|unexpected end/i.test(reason)) {
+    const inLiteral = (parser as unknown as { state: number }).state === SAX_STATES.ATTRIB_VALUE_QUOTED;
+    return `${inLiteral ? ParserMessages.unclosedLiteral : ParserMessages.unexpectedEof} ${stopped}`;
+  }
   const sentence = reason === '' ? 'The XML is not well-formed.' : reason.endsWith('.') ? reason : `${reason}.`;
-  return `${sentence} ${at}`;
+  return `${sentence} ${stopped}`;
 }
+
+/** sax's parser states (exported by the library, not by its type declarations). */
+const SAX_STATES = (sax as unknown as { STATE: Record<string, number> }).STATE;
 
 /** The 1-based (line, column) of a 0-based source index, as .NET's XmlReader reports positions. */
 export function lineAndColumn(source: string, index: number): { line: number; column: number } {
