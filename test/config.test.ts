@@ -12,6 +12,9 @@ test('defaults', () => {
     publicUrl: null,
     trustProxy: false,
     sqlitePath: './data/student-info.db',
+    databaseUrl: null,
+    databasePoolSize: 10,
+    databaseStatementTimeoutMs: 5000,
   });
 });
 
@@ -28,6 +31,9 @@ test.each([
   [{ PUBLIC_URL: 'ftp://x' }, /^PUBLIC_URL /],
   [{ PUBLIC_URL: 'nope' }, /^PUBLIC_URL /],
   [{ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY /],
+  [{ DATABASE_URL: 'mysql://u:secret@h/db' }, /^DATABASE_URL must be a URL such as postgres:\/\/user:password@host:5432\/database$/],
+  [{ DATABASE_POOL_SIZE: '0' }, /^DATABASE_POOL_SIZE /],
+  [{ DATABASE_STATEMENT_TIMEOUT_MS: 'soon' }, /^DATABASE_STATEMENT_TIMEOUT_MS /],
   [{ SQLITE_PATH: ' ' }, /^SQLITE_PATH /],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
