@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -125,6 +125,26 @@ sqliteOnly('opening a SQLite file and its migrations', () => {
     db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
     db.close();
     expect(() => openSqliteStore(dbPath)).toThrow(SchemaVersionError);
+    await expect(openTestStore()).rejects.toThrow(
+      `SQLITE_PATH (${dbPath}): database schema version ${MIGRATIONS.length + 1} is newer than this program supports (${MIGRATIONS.length}); upgrade the program`,
+    );
+  });
+
+  test('storage problems at start are one line naming the setting and the path', async () => {
+    const opening = (sqlitePath: string) =>
+      openStore({ sqlitePath, databaseUrl: null, databasePoolSize: 1, databaseStatementTimeoutMs: 1000 }).then(
+        () => 'opened',
+        (err: Error) => `${err.name}: ${err.message}`,
+      );
+    const notADirectory = join(dir, 'file');
+    writeFileSync(notADirectory, 'x');
+    expect(await opening(join(notADirectory, 'db', 'x.db'))).toBe(
+      `StoreOpenError: SQLITE_PATH (${notADirectory}/db/x.db): cannot create the directory ${notADirectory}/db: part of the path is a file`,
+    );
+    const notADatabase = join(dir, 'notes.txt');
+    writeFileSync(notADatabase, 'these are not the droids '.repeat(100));
+    expect(await opening(notADatabase)).toBe(`StoreOpenError: SQLITE_PATH (${notADatabase}): the file is not a SQLite database`);
+    expect(await opening(dir)).toMatch(new RegExp(`^StoreOpenError: SQLITE_PATH \\(${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): cannot open the file`));
   });
 });
 

@@ -57,7 +57,8 @@ function sqliteProblem(err: unknown): string {
   if (err instanceof SchemaVersionError) return err.message;
   const e = err as { code?: string; message?: string; path?: string; syscall?: string };
   if (e.syscall === 'mkdir') {
-    return `cannot create the directory ${e.path ?? ''}: ${e.code === 'EACCES' ? 'permission denied' : e.code}`;
+    const why: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOTDIR: 'part of the path is a file', EROFS: 'read-only file system' };
+    return `cannot create the directory ${e.path ?? ''}: ${why[e.code ?? ''] ?? e.code}`;
   }
   const code = e.code ?? '';
   if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database';
