@@ -15,7 +15,7 @@ import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../src/config';
 import { projectRoot } from '../src/paths';
 import { fileSource, ImportError, importFiles, type ImportSource } from '../src/store/import';
-import { openStore, StoreOpenError } from '../src/store/open';
+import { openStore, storeLocation, StoreOpenError } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { runMain } from './run-main';
 
@@ -38,25 +38,42 @@ export interface ImportIo {
   progress?: Progress;
 }
 
+/** Files smaller than this are read too fast for progress to mean anything. */
+const PROGRESS_FROM_BYTES = 1e6;
+
 /** A bar on a terminal; otherwise a plain line at each tenth of the file, which logs read well. */
 function terminalProgress(): Progress {
-  if (process.stderr.isTTY) {
-    const bar = new SingleBar({
-      format: '{name} [{bar}] {percentage}% | {value}/{total} MB | {eta_formatted} left',
-      stream: process.stderr,
-      hideCursor: true,
-    });
-    let name = '';
-    const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
-    return {
-      start: (n, total) => {
-        name = n;
-        bar.start(mb(total), 0, { name });
-      },
-      update: (bytes) => bar.update(mb(bytes), { name }),
-      stop: () => bar.stop(),
-    };
-  }
+  const progress = process.stderr.isTTY ? progressBar() : progressLines();
+  let shown = false;
+  return {
+    start: (name, total) => {
+      shown = total >= PROGRESS_FROM_BYTES;
+      if (shown) progress.start(name, total);
+    },
+    update: (bytes) => shown && progress.update(bytes),
+    stop: () => shown && progress.stop(),
+  };
+}
+
+function progressBar(): Progress {
+  const bar = new SingleBar({
+    format: '{name} [{bar}] {percentage}% | {value}/{total} MB | {eta_formatted} left',
+    stream: process.stderr,
+    hideCursor: true,
+  });
+  let name = '';
+  const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
+  return {
+    start: (n, total) => {
+      name = n;
+      bar.start(mb(total), 0, { name });
+    },
+    update: (bytes) => bar.update(mb(bytes), { name }),
+    stop: () => bar.stop(),
+  };
+}
+
+function progressLines(): Progress {
   let name = '';
   let total = 0;
   let next = 0;
@@ -231,7 +248,7 @@ export async function main(argv: readonly string[], io: ImportIo = processIo()):
     const removed = args.replace ? `, removed ${plural(report.removed, 'student', 'students')} absent from the file` : '';
     io.out(
       `imported ${plural(report.students, 'student', 'students')}, ${plural(report.devices, 'device', 'devices')}${removed}` +
-        ` into ${store?.location ?? 'nothing'} in ${seconds.toFixed(1)} s`,
+        ` into ${storeLocation(config)} in ${seconds.toFixed(1)} s`,
     );
     return 0;
   } catch (err) {
@@ -242,7 +259,7 @@ export async function main(argv: readonly string[], io: ImportIo = processIo()):
       if (err.total > err.errors.length) io.err(`... ${plural(err.total, 'error', 'errors')} in all`);
       io.err('nothing was written');
     } else {
-      io.err(`error: import into ${store?.location ?? 'the database'} failed, nothing was written: ${(err as Error).message}`);
+      io.err(`error: import into ${storeLocation(config)} failed, nothing was written: ${(err as Error).message}`);
     }
     return 1;
   } finally {

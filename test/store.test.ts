@@ -299,13 +299,15 @@ describe('upsert', () => {
     expect(await store.deviceToken('d')).toBeNull();
   });
 
-  test('stores text exactly: Arabic, markup characters, quotes, empty strings', async () => {
+  test('stores text exactly: Arabic, markup characters, quotes, backslashes, tabs, line breaks, empty strings', async () => {
     store = await openTestStore();
-    const tricky = { school_base_url: 'http://مدرسة.example', id_student: '3001', fullName: 'سارة & <co> "q" \'a\'', id_device: '', ShowActive: '1' };
-    await upsert(store, [tricky], []);
-    expect(await store.studentsOf('http://مدرسة.example', '1')).toEqual([
-      { id_student: '3001', fullName: 'سارة & <co> "q" \'a\'', id_device: '', ShowActive: '1' },
+    const name = 'سارة & <co> "q" \'a\' back\\slash\ttab\r\nbreak \\N';
+    const tricky = { school_base_url: 'http://مدرسة.example', id_student: '3001', fullName: name, id_device: '', ShowActive: '\\' };
+    await upsert(store, [tricky], [{ id_device: '\\N', token: '\t' }]);
+    expect(await store.studentsOf('http://مدرسة.example', '\\')).toEqual([
+      { id_student: '3001', fullName: name, id_device: '', ShowActive: '\\' },
     ]);
+    expect(await store.deviceToken('\\N')).toBe('\t');
   });
 });
 

@@ -130,11 +130,18 @@ export async function importFiles(
       };
       let header: HeaderState = 'missing';
       let buffer: Staged<Row>[] = [];
+      // One batch is written while the next is parsed: the database and the parser work at once,
+      // and memory still holds at most two batches.
+      let writing: Promise<void> = Promise.resolve();
       const flush = async () => {
+        await writing;
         if (buffer.length === 0) return;
         const rows = buffer;
         buffer = [];
-        await table.stage(await open(), rows);
+        const session = await open();
+        writing = table.stage(session, rows);
+        // Observed at the next flush; until then a failure must not count as unhandled.
+        writing.catch(() => undefined);
       };
 
       const onRecords = async (records: CsvRecord[]): Promise<void> => {
@@ -169,6 +176,7 @@ export async function importFiles(
       const onProblem = (p: CsvProblem) => header === 'foreign' || error(p.line, p.reason);
       await readCsv(source.read(), options.delimiter, onRecords, onProblem);
       await flush();
+      await writing;
       if (header === 'missing') {
         error(1, fileErrors === 0 ? 'file is empty; a header row is required' : 'a header row is required on line 1');
       }

@@ -11,10 +11,15 @@ export class StoreOpenError extends Error {
 
 type StoreConfig = Pick<Config, 'sqlitePath' | 'databaseUrl' | 'databasePoolSize' | 'databaseStatementTimeoutMs'>;
 
+/** Where the configured store is, for messages: the file, or the URL without its password. */
+export function storeLocation(config: StoreConfig): string {
+  return config.databaseUrl === null ? config.sqlitePath : redactUrl(config.databaseUrl);
+}
+
 /** The configured store, migrated: PostgreSQL when DATABASE_URL is set, else the SQLite file. */
 export async function openStore(config: StoreConfig): Promise<Store> {
   if (config.databaseUrl !== null) {
-    const where = `DATABASE_URL (${redactUrl(config.databaseUrl)})`;
+    const where = `DATABASE_URL (${storeLocation(config)})`;
     try {
       return await PostgresStore.open({
         url: config.databaseUrl,
@@ -57,7 +62,7 @@ function sqliteProblem(err: unknown): string {
   if (err instanceof SchemaVersionError) return err.message;
   const e = err as { code?: string; message?: string; path?: string; syscall?: string };
   if (e.syscall === 'mkdir') {
-    const why: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOTDIR: 'part of the path is a file', EROFS: 'read-only file system' };
+    const why: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOTDIR: 'part of the path is a file', EEXIST: 'part of the path is a file', EROFS: 'read-only file system' };
     return `cannot create the directory ${e.path ?? ''}: ${why[e.code ?? ''] ?? e.code}`;
   }
   const code = e.code ?? '';
