@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS, SchemaVersionError } from '../src/store/migrations';
 import { openStore } from '../src/store/open';
 import { openSqliteStore } from '../src/store/sqlite';
-import { type Store, type StudentRow, upsert } from '../src/store/store';
+import type { DeviceRow, ImportCounts, Store, StudentRow } from '../src/store/store';
 import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
 
 const ALNOOR = 'http://alnoor.school.example';
@@ -18,6 +18,19 @@ const student = (school_base_url: string, id_student: string, ShowActive = '1', 
   id_device: `dev-${id_student}`,
   ShowActive,
 });
+
+/** Inserts or replaces rows by key, all or nothing: an import from rows already in memory. */
+async function upsert(store: Store, students: readonly StudentRow[], devices: readonly DeviceRow[]): Promise<ImportCounts> {
+  const session = await store.beginImport();
+  try {
+    await session.stageStudents(students.map((s, i) => ({ ...s, line: i + 1 })));
+    await session.stageDevices(devices.map((d, i) => ({ ...d, line: i + 1 })));
+    return await session.commit(false);
+  } catch (err) {
+    await session.rollback();
+    throw err;
+  }
+}
 
 let dir: string;
 let dbPath: string;

@@ -48,12 +48,18 @@ interface Found {
 
 /** The first few of many messages, with the count of all. */
 class Listing {
-  readonly kept: Found[] = [];
+  private readonly kept: Found[] = [];
   total = 0;
 
   add(file: number, line: number, text: string): void {
     this.total += 1;
     if (this.kept.length < MAX_LISTED) this.kept.push({ file, line, text });
+  }
+
+  /** Messages found by another pass (the first few of `total`), to be listed in line order with the rest. */
+  merge(found: Found[], total: number): void {
+    this.kept.push(...found);
+    this.total += total;
   }
 
   /** The first MAX_LISTED of everything kept, in file then line order (sort is stable). */
@@ -187,12 +193,15 @@ export async function importFiles(
 
     if (session !== undefined) {
       const dups = await session.duplicates(MAX_LISTED);
-      const report = (index: number, list: Duplicate[], what: (key: string[]) => string) => {
-        for (const d of list) errors.kept.push({ file: index, line: d.line, text: `${names[index]}:${d.line}: ${what(d.key)} (first on line ${d.first})` });
-      };
-      report(0, dups.students, ([school, id]) => `duplicate id_student ${JSON.stringify(id)} for school ${JSON.stringify(school)}`);
-      report(1, dups.devices, ([id]) => `duplicate id_device ${JSON.stringify(id)}`);
-      errors.total += dups.total;
+      const found = (index: number, list: Duplicate[], what: (key: string[]) => string): Found[] =>
+        list.map((d) => ({ file: index, line: d.line, text: `${names[index]}:${d.line}: ${what(d.key)} (first on line ${d.first})` }));
+      errors.merge(
+        [
+          ...found(0, dups.students, ([school, id]) => `duplicate id_student ${JSON.stringify(id)} for school ${JSON.stringify(school)}`),
+          ...found(1, dups.devices, ([id]) => `duplicate id_device ${JSON.stringify(id)}`),
+        ],
+        dups.total,
+      );
     }
     if (errors.total > 0) throw new ImportError(errors.first(), errors.total);
 

@@ -68,16 +68,3 @@ export interface Store {
   beginImport(): Promise<ImportSession>;
   close(): Promise<void>;
 }
-
-/** Inserts or replaces rows by key, all or nothing: a whole import from rows already in memory. */
-export async function upsert(store: Store, students: readonly StudentRow[], devices: readonly DeviceRow[]): Promise<ImportCounts> {
-  const session = await store.beginImport();
-  try {
-    await session.stageStudents(students.map((s, i) => ({ ...s, line: i + 1 })));
-    await session.stageDevices(devices.map((d, i) => ({ ...d, line: i + 1 })));
-    return await session.commit(false);
-  } catch (err) {
-    await session.rollback();
-    throw err;
-  }
-}
