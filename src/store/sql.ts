@@ -63,10 +63,8 @@ export class SqlImportSession implements ImportSession {
 
   static async begin(conn: ImportConnection): Promise<SqlImportSession> {
     try {
-      for (const table of Object.keys(STAGING) as StagingTable[]) {
-        await conn.run(`DROP TABLE IF EXISTS ${table}`);
-        await conn.run(stagingDdl(table));
-      }
+      // Temporary tables live in the transaction: dropped at commit, undone by a rollback.
+      for (const table of Object.keys(STAGING) as StagingTable[]) await conn.run(stagingDdl(table));
     } catch (err) {
       await conn.rollback();
       throw err;
