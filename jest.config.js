@@ -1,10 +1,46 @@
 // The simulated failures in the tests are logged by the server; keep the test output readable.
 process.env.LOG_LEVEL ??= 'silent';
 
-/** @type {import('jest').Config} */
-module.exports = {
+const { Client } = require('pg');
+
+const common = {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
-  testTimeout: 20000,
+};
+
+/**
+ * The suites that exercise the service through a store run twice, once per store: this list is
+ * the PostgreSQL half. A new suite that builds the app with test/helpers/app.ts belongs here.
+ */
+const BEHAVIOUR_SUITES = ['exchanges', 'soap', 'http', 'roundtrip', 'corpus', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security'];
+
+async function postgresReachable(url) {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.end();
+    return null;
+  } catch (err) {
+    return err.code || err.message;
+  }
+}
+
+/** @returns {Promise<import('jest').Config>} */
+module.exports = async () => {
+  const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  const projects = [{ ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/postgres\\.test\\.ts$'] }];
+  const why = await postgresReachable(url);
+  if (why === null) {
+    projects.push({
+      ...common,
+      displayName: 'postgres',
+      testMatch: BEHAVIOUR_SUITES.map((name) => `<rootDir>/test/${name}.test.ts`),
+      setupFiles: ['<rootDir>/test/helpers/use-postgres.js'],
+    });
+  } else if (process.env.REQUIRE_POSTGRES === '1') {
+    throw new Error(`PostgreSQL at ${url} cannot be reached (${why}) and REQUIRE_POSTGRES=1`);
+  } else {
+    process.stderr.write(`PostgreSQL at ${url} cannot be reached (${why}): the PostgreSQL half of the suite is SKIPPED (REQUIRE_POSTGRES=1 makes this an error)\n`);
+  }
+  return { projects, testTimeout: 20000 };
 };

@@ -1,69 +1,152 @@
 /**
- * Loads students and device tokens from CSV into the configured SQLite database.
+ * Loads students and device tokens from CSV into the configured store (SQLite, or PostgreSQL when
+ * DATABASE_URL is set), streaming the files in one transaction: all or nothing.
  *
  *   npm run import -- --students students.csv --devices devices.csv   (either or both)
+ *   npm run import -- --students students.csv --replace               (the file is the whole truth for its schools)
  *   npm run import -- --demo                                          (the sample set in demo/)
  *
- * Exit codes: 0 imported, 1 bad input or configuration (nothing written), 2 usage.
+ * Exit codes: 0 imported, 1 bad input, storage or configuration problem (nothing written), 2 usage.
  * Runs the same from source (tsx scripts/import.ts) and compiled (node dist/scripts/import.js).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../src/config';
-import { decodeUtf8 } from '../src/store/csv';
-import { ImportError, parseImport, type ImportFile } from '../src/store/import';
-import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
 import { projectRoot } from '../src/paths';
+import { fileSource, ImportError, importFiles, type ImportSource } from '../src/store/import';
+import { openStore, storeLocation, StoreOpenError } from '../src/store/open';
+import type { Store } from '../src/store/store';
 import { runMain } from './run-main';
 
-export const USAGE = 'usage: npm run import -- [--students FILE.csv] [--devices FILE.csv] | --demo';
+export const USAGE =
+  'usage: npm run import -- [--students FILE.csv] [--devices FILE.csv] [--replace] [--delimiter ";"] | --demo';
+
+/** Progress of one file by bytes read. */
+export interface Progress {
+  start(name: string, totalBytes: number): void;
+  update(bytesRead: number): void;
+  stop(): void;
+}
 
 export interface ImportIo {
   out(line: string): void;
   err(line: string): void;
   env: Record<string, string | undefined>;
+  /** Where relative paths start: the directory the command was run from. */
+  cwd: string;
+  progress?: Progress;
 }
 
-const processIo: ImportIo = {
+/** Files smaller than this are read too fast for progress to mean anything. */
+const PROGRESS_FROM_BYTES = 1e6;
+
+/** A bar on a terminal; otherwise a plain line at each tenth of the file, which logs read well. */
+function terminalProgress(): Progress {
+  const progress = process.stderr.isTTY ? progressBar() : progressLines();
+  let shown = false;
+  return {
+    start: (name, total) => {
+      shown = total >= PROGRESS_FROM_BYTES;
+      if (shown) progress.start(name, total);
+    },
+    update: (bytes) => shown && progress.update(bytes),
+    stop: () => shown && progress.stop(),
+  };
+}
+
+function progressBar(): Progress {
+  const bar = new SingleBar({
+    format: '{name} [{bar}] {percentage}% | {value}/{total} MB | {eta_formatted} left',
+    stream: process.stderr,
+    hideCursor: true,
+  });
+  let name = '';
+  const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
+  return {
+    start: (n, total) => {
+      name = n;
+      bar.start(mb(total), 0, { name });
+    },
+    update: (bytes) => bar.update(mb(bytes), { name }),
+    stop: () => bar.stop(),
+  };
+}
+
+function progressLines(): Progress {
+  let name = '';
+  let total = 0;
+  let next = 0;
+  return {
+    start: (n, t) => {
+      name = n;
+      total = t;
+      next = 0.1;
+    },
+    update: (bytes) => {
+      if (total === 0 || bytes / total < next) return;
+      process.stderr.write(`${name}: ${Math.floor((bytes / total) * 100)}% read\n`);
+      next = Math.floor((bytes / total) * 10 + 1) / 10;
+    },
+    stop: () => undefined,
+  };
+}
+
+const processIo = (): ImportIo => ({
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   env: process.env,
-};
+  // npm runs scripts from the project's directory and says where it was started in INIT_CWD.
+  cwd: process.env.INIT_CWD ?? process.cwd(),
+  progress: terminalProgress(),
+});
 
 class UsageError extends Error {}
 
 interface Args {
   help: boolean;
   demo: boolean;
+  replace: boolean;
+  delimiter: string;
   students?: string;
   devices?: string;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { help: false, demo: false };
+  const args: Args = { help: false, demo: false, replace: false, delimiter: ',' };
+  const seen = new Set<string>();
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
     const flag = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg;
     const inline = flag === arg ? undefined : arg.slice(eq + 1);
+    const value = (what: string): string => {
+      if (seen.has(flag)) throw new UsageError(`${flag} given more than once`);
+      seen.add(flag);
+      const v = inline ?? argv[++i];
+      if (v === undefined || v === '' || (inline === undefined && v.startsWith('--'))) throw new UsageError(`${flag} needs ${what}`);
+      return v;
+    };
     switch (flag) {
       case '-h':
       case '--help':
         args.help = true;
         break;
       case '--demo':
-        if (inline !== undefined) throw new UsageError('--demo takes no value');
-        args.demo = true;
+      case '--replace':
+        if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
+        args[flag === '--demo' ? 'demo' : 'replace'] = true;
         break;
       case '--students':
-      case '--devices': {
-        const key = flag === '--students' ? 'students' : 'devices';
-        if (args[key] !== undefined) throw new UsageError(`${flag} given more than once`);
-        const value = inline ?? argv[++i];
-        if (value === undefined || value === '' || (inline === undefined && value.startsWith('--'))) {
-          throw new UsageError(`${flag} needs a file name`);
+      case '--devices':
+        args[flag === '--students' ? 'students' : 'devices'] = value('a file name');
+        break;
+      case '--delimiter': {
+        const d = value('a character');
+        args.delimiter = d === '\\t' || d === 'tab' ? '\t' : d;
+        if (args.delimiter.length !== 1 || args.delimiter === '"' || args.delimiter === '\n' || args.delimiter === '\r') {
+          throw new UsageError('--delimiter must be one character other than a quote or a line break, such as ";"');
         }
-        args[key] = value;
         break;
       }
       default:
@@ -80,19 +163,37 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-function readBytes(path: string): Buffer {
+/** A readable file's size; a missing file is a usage error, found before any content is read. */
+function sizeOf(path: string, shown: string): number {
   try {
-    return readFileSync(path);
+    const stat = statSync(path);
+    if (stat.isDirectory()) throw new UsageError(`cannot read ${shown}: it is a directory`);
+    return stat.size;
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
-    throw new UsageError(`cannot read ${path}: ${why}`);
+    throw new UsageError(`cannot read ${shown}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
   }
+}
+
+function source(shown: string, path: string, size: number, progress: Progress | undefined): ImportSource {
+  const file = fileSource(shown, path, progress?.update);
+  return {
+    name: shown,
+    async *read() {
+      progress?.start(shown, size);
+      try {
+        yield* file.read();
+      } finally {
+        progress?.stop();
+      }
+    },
+  };
 }
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
-export async function main(argv: readonly string[], io: ImportIo = processIo): Promise<number> {
+export async function main(argv: readonly string[], io: ImportIo = processIo()): Promise<number> {
   let args: Args;
   try {
     args = parseArgs(argv);
@@ -106,78 +207,64 @@ export async function main(argv: readonly string[], io: ImportIo = processIo): P
     return 0;
   }
 
-  let sqlitePath: string;
+  let config;
   try {
-    sqlitePath = loadConfig(io.env).sqlitePath;
+    config = loadConfig(io.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     io.err(`error: ${err.message}`);
     return 1;
   }
 
-  const paths = args.demo
+  const named = args.demo
     ? { students: join(projectRoot, 'demo', 'students.csv'), devices: join(projectRoot, 'demo', 'devices.csv') }
     : { students: args.students, devices: args.devices };
-
-  // Read everything before judging anything, so a missing second file is reported as usage
-  // rather than hidden behind the first file's content errors.
-  let bytes: { students?: Buffer; devices?: Buffer };
+  const files: { students?: ImportSource; devices?: ImportSource } = {};
   try {
-    bytes = {
-      students: paths.students === undefined ? undefined : readBytes(paths.students),
-      devices: paths.devices === undefined ? undefined : readBytes(paths.devices),
-    };
+    for (const kind of ['students', 'devices'] as const) {
+      const shown = named[kind];
+      if (shown === undefined) continue;
+      const path = resolve(io.cwd, shown);
+      files[kind] = source(shown, path, sizeOf(path, shown), io.progress);
+    }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.err(`error: ${err.message}`);
     return 2;
   }
 
-  const errors: string[] = [];
-  const decode = (name: string | undefined, data: Buffer | undefined): ImportFile | undefined => {
-    if (name === undefined || data === undefined) return undefined;
-    try {
-      return { name, text: decodeUtf8(data) };
-    } catch {
-      errors.push(`${name}: not valid UTF-8 text (save the file as UTF-8)`);
-      return undefined;
+  const started = process.hrtime.bigint();
+  let store: Store | undefined;
+  try {
+    const report = await importFiles(files, { delimiter: args.delimiter, replace: args.replace }, async () => {
+      store = await openStore(config);
+      return store.beginImport();
+    });
+    for (const line of report.warnings) io.err(line);
+    if (report.warningCount > report.warnings.length) {
+      io.err(`... and ${plural(report.warningCount - report.warnings.length, 'more warning', 'more warnings')}`);
     }
-  };
-  const studentsFile = decode(paths.students, bytes.students);
-  const devicesFile = decode(paths.devices, bytes.devices);
-
-  let parsed: ReturnType<typeof parseImport> | undefined;
-  try {
-    parsed = parseImport(studentsFile, devicesFile);
-  } catch (err) {
-    if (!(err instanceof ImportError)) throw err;
-    errors.push(...err.errors);
-  }
-  if (errors.length > 0 || parsed === undefined) {
-    for (const line of errors) io.err(line);
-    io.err('nothing was written');
-    return 1;
-  }
-
-  let store: SqliteStore;
-  try {
-    store = openSqliteStore(sqlitePath);
-  } catch (err) {
-    io.err(`error: cannot open database ${sqlitePath}: ${(err as Error).message}`);
-    return 1;
-  }
-  try {
-    const counts = await store.upsert(parsed.students, parsed.devices);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const removed = args.replace ? `, removed ${plural(report.removed, 'student', 'students')} absent from the file` : '';
     io.out(
-      `imported ${plural(counts.students, 'student', 'students')}, ${plural(counts.devices, 'device', 'devices')} into ${sqlitePath}`,
+      `imported ${plural(report.students, 'student', 'students')}, ${plural(report.devices, 'device', 'devices')}${removed}` +
+        ` into ${storeLocation(config)} in ${seconds.toFixed(1)} s`,
     );
     return 0;
   } catch (err) {
-    io.err(`error: import into ${sqlitePath} failed, nothing was written: ${(err as Error).message}`);
+    if (err instanceof StoreOpenError) {
+      io.err(`error: ${err.message}`);
+    } else if (err instanceof ImportError) {
+      for (const line of err.errors) io.err(line);
+      if (err.total > err.errors.length) io.err(`... ${plural(err.total, 'error', 'errors')} in all`);
+      io.err('nothing was written');
+    } else {
+      io.err(`error: import into ${storeLocation(config)} failed, nothing was written: ${(err as Error).message}`);
+    }
     return 1;
   } finally {
-    await store.close();
+    await store?.close();
   }
 }
 
-if (require.main === module) runMain(main);
+if (require.main === module) runMain((argv) => main(argv));

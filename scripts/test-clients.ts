@@ -1,5 +1,6 @@
 /**
- * The real-client suite: starts the service on a free port over a throw-away SQLite store loaded with
+ * The real-client suite: starts the service on a free port over a throw-away SQLite store (or the
+ * PostgreSQL database of DATABASE_URL) loaded with
  * the fixture data set (test/fixtures/data), then runs each client program of test/clients/ against it.
  * Each client generates its proxies from the served ?wsdl, calls every operation on every binding it
  * supports and prints `FAIL <client> <binding> <operation>...: why` per failed check and
@@ -20,8 +21,9 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { parseImport } from '../src/store/import';
-import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
+import { fileSource, importFiles } from '../src/store/import';
+import { openStore } from '../src/store/open';
+import type { Store } from '../src/store/store';
 import { projectRoot } from '../src/paths';
 import { runMain } from './run-main';
 
@@ -197,8 +199,8 @@ interface Service {
 }
 
 /** The whole service in this process, on a free loopback port, over the shared store. */
-async function startService(store: SqliteStore, sqlitePath: string, xmlNamespace: string): Promise<Service> {
-  const config = loadConfig({ SQLITE_PATH: sqlitePath, XML_NAMESPACE: xmlNamespace, HOST: '127.0.0.1', PORT: '0' });
+async function startService(store: Store, sqlitePath: string, xmlNamespace: string): Promise<Service> {
+  const config = loadConfig({ ...process.env, SQLITE_PATH: sqlitePath, XML_NAMESPACE: xmlNamespace, HOST: '127.0.0.1', PORT: '0' });
   const app = await createApp(config, store);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -329,7 +331,8 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const dir = mkdtempSync(join(tmpdir(), 'student-info-clients-'));
   const sqlitePath = join(dir, 'clients.db');
-  const store = openSqliteStore(sqlitePath);
+  // DATABASE_URL, when set, puts the service on that PostgreSQL database (the fixture rows are upserted into it).
+  const store = await openStore(loadConfig({ ...process.env, SQLITE_PATH: sqlitePath }));
   const services: Service[] = [];
   const cleanUp = async () => {
     for (const child of running) killGroup(child);
@@ -345,13 +348,14 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const outcomes: Outcome[] = [];
   try {
-    const read = (name: string) => ({ name, text: readFileSync(join(DATA_DIR, name), 'utf8') });
-    const data = parseImport(read('students.csv'), read('devices.csv'));
-    await store.upsert(data.students, data.devices);
+    const fixture = (name: string) => fileSource(name, join(DATA_DIR, name));
+    await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () =>
+      store.beginImport(),
+    );
 
     const primary = await startService(store, sqlitePath, 'http://tempuri.org/');
     services.push(primary);
-    process.stdout.write(`service at ${primary.base} (store ${sqlitePath}, fixture data from test/fixtures/data)\n`);
+    process.stdout.write(`service at ${primary.base} (store ${store.location}, fixture data from test/fixtures/data)\n`);
 
     let other: Service | null = null;
     const suiteStart = Date.now();

@@ -14,6 +14,11 @@ export interface Config {
   /** Take scheme and host from X-Forwarded-Proto / X-Forwarded-Host. */
   trustProxy: boolean;
   sqlitePath: string;
+  /** A postgres:// URL: PostgreSQL instead of SQLite, or null for the embedded store. */
+  databaseUrl: string | null;
+  databasePoolSize: number;
+  /** Bounds every PostgreSQL statement (and the wait for a connection), so no request waits forever. */
+  databaseStatementTimeoutMs: number;
   limits: Limits;
 }
 
@@ -87,8 +92,23 @@ function flag(name: string, value: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
 
-function positive(name: string, value: string): number {
-  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) throw new ConfigError(`${name} must be a whole number above 0, got "${value}"`);
+function postgresUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // fall through: the value is not echoed, it may hold a password
+  }
+  if (url === undefined || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database');
+  }
+  return value;
+}
+
+function wholeNumber(name: string, value: string, min: number, max: number): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
   return Number(value);
 }
 
@@ -105,6 +125,7 @@ function nonEmpty(name: string, value: string): string {
 export function loadConfig(env: Env = process.env): Config {
   const get = (name: string, fallback: string) => env[name] ?? fallback;
   const publicUrl = env.PUBLIC_URL;
+  const databaseUrl = env.DATABASE_URL;
   return {
     port: port(get('PORT', '8080')),
     host: host(get('HOST', '0.0.0.0')),
@@ -113,12 +134,15 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl === undefined || publicUrl === '' ? null : absoluteUrl('PUBLIC_URL', publicUrl).replace(/\/+$/, ''),
     trustProxy: flag('TRUST_PROXY', get('TRUST_PROXY', 'false')),
     sqlitePath: nonEmpty('SQLITE_PATH', get('SQLITE_PATH', './data/student-info.db')),
+    databaseUrl: databaseUrl === undefined || databaseUrl === '' ? null : postgresUrl(databaseUrl),
+    databasePoolSize: wholeNumber('DATABASE_POOL_SIZE', get('DATABASE_POOL_SIZE', '10'), 1, 1000),
+    databaseStatementTimeoutMs: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', get('DATABASE_STATEMENT_TIMEOUT_MS', '5000'), 1, 3_600_000),
     limits: loadLimits(get),
   };
 }
 
 function loadLimits(get: (name: string, fallback: string) => string): Limits {
-  const limit = (name: string, fallback: number) => positive(name, get(name, String(fallback)));
+  const limit = (name: string, fallback: number) => wholeNumber(name, get(name, String(fallback)), 1, 999_999_999);
   return {
     maxBodyBytes: limit('MAX_BODY_BYTES', 4 * 1024 * 1024),
     maxQueryBytes: limit('MAX_QUERY_BYTES', 2048),

@@ -1,7 +1,7 @@
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { log } from './log';
-import { openSqliteStore } from './store/sqlite';
+import { openStore, StoreOpenError } from './store/open';
 import { createServer } from './transport/server';
 
 /**
@@ -28,11 +28,20 @@ async function main(): Promise<void> {
     throw e;
   }
 
-  const store = openSqliteStore(config.sqlitePath);
+  let store;
+  try {
+    store = await openStore(config);
+  } catch (e) {
+    if (e instanceof StoreOpenError) {
+      process.stderr.write(`error: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
   const app = await createApp(config, store);
   const server = createServer(config.limits, app);
   server.listen(config.port, config.host, () => {
-    log.info('listening', { host: config.host, port: config.port, basePath: config.basePath, store: config.sqlitePath });
+    log.info('listening', { host: config.host, port: config.port, basePath: config.basePath, store: store.location });
   });
   server.on('error', (e) => {
     process.stderr.write(`error: cannot listen on ${config.host}:${config.port}: ${e.message}\n`);

@@ -46,6 +46,9 @@ function config(overrides: Partial<Config> = {}): Config {
     publicUrl: null,
     trustProxy: false,
     sqlitePath: ':memory:',
+    databaseUrl: null,
+    databasePoolSize: 10,
+    databaseStatementTimeoutMs: 5000,
     ...overrides,
   };
 }

@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS, SchemaVersionError } from '../src/store/migrations';
-import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
-import type { StudentRow } from '../src/store/store';
+import { openStore } from '../src/store/open';
+import { openSqliteStore } from '../src/store/sqlite';
+import type { DeviceRow, ImportCounts, Store, StudentRow } from '../src/store/store';
+import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
 
 const ALNOOR = 'http://alnoor.school.example';
 const OTHER = 'http://other.school.example';
@@ -17,21 +19,45 @@ const student = (school_base_url: string, id_student: string, ShowActive = '1', 
   ShowActive,
 });
 
+/** Inserts or replaces rows by key, all or nothing: an import from rows already in memory. */
+async function upsert(store: Store, students: readonly StudentRow[], devices: readonly DeviceRow[]): Promise<ImportCounts> {
+  const session = await store.beginImport();
+  try {
+    await session.stageStudents(students.map((s, i) => ({ ...s, line: i + 1 })));
+    await session.stageDevices(devices.map((d, i) => ({ ...d, line: i + 1 })));
+    return await session.commit(false);
+  } catch (err) {
+    await session.rollback();
+    throw err;
+  }
+}
+
 let dir: string;
 let dbPath: string;
-let store: SqliteStore | undefined;
+let pg: TestDatabase | undefined;
+let store: Store | undefined;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'store-test-'));
   // A directory that does not exist yet: opening must create it.
   dbPath = join(dir, 'nested', 'deeper', 'student-info.db');
+  if (TEST_STORE === 'postgres') pg = await testDatabase();
 });
 
 afterEach(async () => {
   await store?.close();
   store = undefined;
+  await pg?.drop();
+  pg = undefined;
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** The store under test: the SQLite file at dbPath, or this test's PostgreSQL schema. */
+const openTestStore = (): Promise<Store> =>
+  openStore({ sqlitePath: dbPath, databaseUrl: pg?.url ?? null, databasePoolSize: 2, databaseStatementTimeoutMs: 5000 });
+
+/** The SQLite-only checks of the file itself; postgres.test.ts has PostgreSQL's. */
+const sqliteOnly = TEST_STORE === 'sqlite' ? describe : describe.skip;
 
 /**
  * The reason a promise rejected. Not `.rejects.toThrow()`: better-sqlite3's SqliteError is not a
@@ -47,17 +73,22 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
-/** Reads the file with a separate connection, as another process would. */
-function peek<T>(sql: string, ...params: unknown[]): T[] {
-  const db = new Database(dbPath, { readonly: true });
+/** Runs SQL (`?` parameters) with a separate connection, as another process would. */
+async function peek<T>(sql: string, ...params: unknown[]): Promise<T[]> {
+  if (pg !== undefined) {
+    let n = 0;
+    return pg.query<T>(sql.replace(/\?/g, () => `$${(n += 1)}`), params);
+  }
+  const db = new Database(dbPath);
   try {
-    return db.prepare(sql).all(...params) as T[];
+    const statement = db.prepare(sql);
+    return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as T[];
   } finally {
     db.close();
   }
 }
 
-describe('opening and migrations', () => {
+sqliteOnly('opening a SQLite file and its migrations', () => {
   test('creates the parent directory, the schema and WAL mode', async () => {
     store = openSqliteStore(dbPath);
     await store.close();
@@ -76,7 +107,7 @@ describe('opening and migrations', () => {
 
   test('reopening is idempotent and keeps the data', async () => {
     store = openSqliteStore(dbPath);
-    await store.upsert([student(ALNOOR, '1')], [{ id_device: 'd', token: 't' }]);
+    await upsert(store, [student(ALNOOR, '1')], [{ id_device: 'd', token: 't' }]);
     await store.enqueueAuthCode('1234', '0770');
     await store.close();
 
@@ -87,16 +118,16 @@ describe('opening and migrations', () => {
       expect(await store.pendingAuthCodes(10)).toHaveLength(1);
       await store.close();
     }
-    expect(peek<{ user_version: number }>('PRAGMA user_version')).toEqual([{ user_version: MIGRATIONS.length }]);
+    expect(await peek<{ user_version: number }>('PRAGMA user_version')).toEqual([{ user_version: MIGRATIONS.length }]);
   });
 
-  test('the students query is served by the index, without a sort step', () => {
+  test('the students query is served by the index, without a sort step', async () => {
     store = openSqliteStore(dbPath);
-    const plan = peek<{ detail: string }>(
+    const plan = (await peek<{ detail: string }>(
       'EXPLAIN QUERY PLAN SELECT id_student, fullName, id_device, ShowActive FROM students WHERE school_base_url = ? AND ShowActive = ? ORDER BY id_student',
       ALNOOR,
       '1',
-    ).map((r) => r.detail);
+    )).map((r) => r.detail);
     expect(plan.join('\n')).toMatch(/students_by_school_active/);
     expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
   });
@@ -107,13 +138,33 @@ describe('opening and migrations', () => {
     db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
     db.close();
     expect(() => openSqliteStore(dbPath)).toThrow(SchemaVersionError);
+    await expect(openTestStore()).rejects.toThrow(
+      `SQLITE_PATH (${dbPath}): database schema version ${MIGRATIONS.length + 1} is newer than this program supports (${MIGRATIONS.length}); upgrade the program`,
+    );
+  });
+
+  test('storage problems at start are one line naming the setting and the path', async () => {
+    const opening = (sqlitePath: string) =>
+      openStore({ sqlitePath, databaseUrl: null, databasePoolSize: 1, databaseStatementTimeoutMs: 1000 }).then(
+        () => 'opened',
+        (err: Error) => `${err.name}: ${err.message}`,
+      );
+    const notADirectory = join(dir, 'file');
+    writeFileSync(notADirectory, 'x');
+    expect(await opening(join(notADirectory, 'db', 'x.db'))).toBe(
+      `StoreOpenError: SQLITE_PATH (${notADirectory}/db/x.db): cannot create the directory ${notADirectory}/db: part of the path is a file`,
+    );
+    const notADatabase = join(dir, 'notes.txt');
+    writeFileSync(notADatabase, 'these are not the droids '.repeat(100));
+    expect(await opening(notADatabase)).toBe(`StoreOpenError: SQLITE_PATH (${notADatabase}): the file is not a SQLite database`);
+    expect(await opening(dir)).toMatch(new RegExp(`^StoreOpenError: SQLITE_PATH \\(${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): cannot open the file`));
   });
 });
 
 describe('studentsOf', () => {
   beforeEach(async () => {
-    store = openSqliteStore(dbPath);
-    await store.upsert(
+    store = await openTestStore();
+    await upsert(store, 
       [
         student(ALNOOR, '9'),
         student(ALNOOR, '10'),
@@ -154,8 +205,8 @@ describe('studentsOf', () => {
 
 describe('deviceToken', () => {
   beforeEach(async () => {
-    store = openSqliteStore(dbPath);
-    await store.upsert([], [
+    store = await openTestStore();
+    await upsert(store, [], [
       { id_device: 'dev-1', token: 'fcm:abc' },
       { id_device: 'dev-empty', token: '' },
       { id_device: 'جهاز', token: 'رمز' },
@@ -177,7 +228,7 @@ describe('deviceToken', () => {
 
 describe('AuthCode outbox', () => {
   test('keeps requests oldest first, nulls included, and honours the limit', async () => {
-    store = openSqliteStore(dbPath);
+    store = await openTestStore();
     const before = Date.now();
     await store.enqueueAuthCode('1234', '07701234567');
     await store.enqueueAuthCode(null, null);
@@ -198,40 +249,38 @@ describe('AuthCode outbox', () => {
   });
 
   test('an accepted request is visible to another connection at once and survives reopening', async () => {
-    store = openSqliteStore(dbPath);
+    store = await openTestStore();
     await store.enqueueAuthCode('42', '0780');
-    expect(peek('SELECT code, phone, delivered_at FROM auth_code_outbox')).toEqual([
+    expect(await peek('SELECT code, phone, delivered_at FROM auth_code_outbox')).toEqual([
       { code: '42', phone: '0780', delivered_at: null },
     ]);
     await store.close();
-    store = openSqliteStore(dbPath);
+    store = await openTestStore();
     expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['42']);
   });
 
   test('delivered requests are not pending', async () => {
-    store = openSqliteStore(dbPath);
+    store = await openTestStore();
     await store.enqueueAuthCode('1', 'a');
     await store.enqueueAuthCode('2', 'b');
-    const db = new Database(dbPath);
-    db.prepare("UPDATE auth_code_outbox SET delivered_at = ? WHERE code = '1'").run(new Date().toISOString());
-    db.close();
+    await peek("UPDATE auth_code_outbox SET delivered_at = ? WHERE code = '1'", new Date().toISOString());
     expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['2']);
   });
 });
 
 describe('upsert', () => {
   test('inserts, then replaces by key without touching other rows, and returns counts', async () => {
-    store = openSqliteStore(dbPath);
+    store = await openTestStore();
     expect(
-      await store.upsert([student(ALNOOR, '1'), student(ALNOOR, '2')], [{ id_device: 'd1', token: 'old' }]),
-    ).toEqual({ students: 2, devices: 1 });
+      await upsert(store, [student(ALNOOR, '1'), student(ALNOOR, '2')], [{ id_device: 'd1', token: 'old' }]),
+    ).toEqual({ students: 2, devices: 1, removed: 0 });
 
     expect(
-      await store.upsert(
+      await upsert(store, 
         [{ school_base_url: ALNOOR, id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' }],
         [{ id_device: 'd1', token: 'new' }, { id_device: 'd2', token: 'x' }],
       ),
-    ).toEqual({ students: 1, devices: 2 });
+    ).toEqual({ students: 1, devices: 2, removed: 0 });
 
     expect(await store.studentsOf(ALNOOR, '0')).toEqual([
       { id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' },
@@ -239,42 +288,45 @@ describe('upsert', () => {
     expect((await store.studentsOf(ALNOOR, '1')).map((s) => s.id_student)).toEqual(['2']);
     expect(await store.deviceToken('d1')).toBe('new');
     expect(await store.deviceToken('d2')).toBe('x');
-    expect(peek<{ n: number }>('SELECT count(*) AS n FROM students')).toEqual([{ n: 2 }]);
+    expect(await peek<{ n: number }>('SELECT CAST(count(*) AS INTEGER) AS n FROM students')).toEqual([{ n: 2 }]);
   });
 
   test('the same id_student in two schools is two students', async () => {
-    store = openSqliteStore(dbPath);
-    await store.upsert([student(ALNOOR, '1'), student(OTHER, '1')], []);
-    expect(peek<{ n: number }>('SELECT count(*) AS n FROM students')).toEqual([{ n: 2 }]);
+    store = await openTestStore();
+    await upsert(store, [student(ALNOOR, '1'), student(OTHER, '1')], []);
+    expect(await peek<{ n: number }>('SELECT CAST(count(*) AS INTEGER) AS n FROM students')).toEqual([{ n: 2 }]);
   });
 
   test('is all or nothing', async () => {
-    store = openSqliteStore(dbPath);
-    await store.upsert([student(ALNOOR, '1', '1', 'Original')], []);
+    store = await openTestStore();
+    await upsert(store, [student(ALNOOR, '1', '1', 'Original')], []);
     const broken = { ...student(ALNOOR, '3'), fullName: null } as unknown as StudentRow;
     const failure = await rejection(
-      store.upsert([student(ALNOOR, '1', '1', 'Changed'), student(ALNOOR, '2'), broken], [{ id_device: 'd', token: 't' }]),
+      upsert(store, [student(ALNOOR, '1', '1', 'Changed'), student(ALNOOR, '2'), broken], [{ id_device: 'd', token: 't' }]),
     );
-    expect(failure).toMatchObject({ code: 'SQLITE_CONSTRAINT_NOTNULL' });
+    // The database's own NOT NULL constraint refused the row.
+    expect(failure).toMatchObject({ code: TEST_STORE === 'sqlite' ? 'SQLITE_CONSTRAINT_NOTNULL' : '23502' });
     expect(await store.studentsOf(ALNOOR, '1')).toEqual([
       { id_student: '1', fullName: 'Original', id_device: 'dev-1', ShowActive: '1' },
     ]);
     expect(await store.deviceToken('d')).toBeNull();
   });
 
-  test('stores text exactly: Arabic, markup characters, quotes, empty strings', async () => {
-    store = openSqliteStore(dbPath);
-    const tricky = { school_base_url: 'http://مدرسة.example', id_student: '3001', fullName: 'سارة & <co> "q" \'a\'', id_device: '', ShowActive: '1' };
-    await store.upsert([tricky], []);
-    expect(await store.studentsOf('http://مدرسة.example', '1')).toEqual([
-      { id_student: '3001', fullName: 'سارة & <co> "q" \'a\'', id_device: '', ShowActive: '1' },
+  test('stores text exactly: Arabic, markup characters, quotes, backslashes, tabs, line breaks, empty strings', async () => {
+    store = await openTestStore();
+    const name = 'سارة & <co> "q" \'a\' back\\slash\ttab\r\nbreak \\N';
+    const tricky = { school_base_url: 'http://مدرسة.example', id_student: '3001', fullName: name, id_device: '', ShowActive: '\\' };
+    await upsert(store, [tricky], [{ id_device: '\\N', token: '\t' }]);
+    expect(await store.studentsOf('http://مدرسة.example', '\\')).toEqual([
+      { id_student: '3001', fullName: name, id_device: '', ShowActive: '\\' },
     ]);
+    expect(await store.deviceToken('\\N')).toBe('\t');
   });
 });
 
 test('close is idempotent and later calls reject', async () => {
-  const s = openSqliteStore(dbPath);
+  const s = await openTestStore();
   await s.close();
   await s.close();
-  expect(await rejection(s.deviceToken('x'))).toMatchObject({ message: expect.stringMatching(/not open/) });
+  expect(await rejection(s.deviceToken('x'))).toMatchObject({ message: expect.stringMatching(/not open|after calling end/) });
 });

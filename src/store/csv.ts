@@ -1,6 +1,7 @@
 /**
- * A strict RFC 4180 reader for the import files. Strict because the files come from spreadsheets and
- * hand edits, and a silently misread row would put wrong names or tokens in front of parents.
+ * A strict, streaming RFC 4180 reader for the import files. Strict because the files come from
+ * spreadsheets and hand edits, and a silently misread row would put wrong names or tokens in front
+ * of parents; streaming because a district's file may be larger than the memory we may use.
  *
  * Accepted: UTF-8 text with or without a BOM, CRLF or LF line ends (mixed is fine), fields quoted
  * with `"` where `""` is a literal quote and line breaks inside quotes are part of the value.
@@ -16,149 +17,198 @@ export interface CsvRecord {
 export interface CsvProblem {
   readonly line: number;
   readonly reason: string;
-  /** 'fieldCount' problems are judged against the file's own header, so mean little if that is wrong. */
-  readonly kind: 'syntax' | 'fieldCount';
 }
 
-export interface CsvTable {
-  /** The record on line 1, or null when the file is empty or line 1 is malformed. */
-  readonly header: CsvRecord | null;
-  /** The records after the header whose field count matches it; none when there is no header. */
-  readonly records: CsvRecord[];
-  /** Everything wrong, in file order; a record with a problem is left out of `records`. */
-  readonly problems: CsvProblem[];
-}
+/** Longest physical line, and longest quoted value, held while looking for its end. */
+export const MAX_LINE = 1 << 20;
 
-/** Decodes bytes as UTF-8, rejecting malformed sequences instead of turning them into U+FFFD. */
-export function decodeUtf8(bytes: Uint8Array): string {
-  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-}
-
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const CR = 0x0d;
+const QUOTE = '"';
 const LF = 0x0a;
 
-export function parseCsv(input: string): CsvTable {
-  const text = input.charCodeAt(0) === 0xfeff ? input.slice(1) : input;
-  // Line breaks at the very end are an editor habit, not empty records.
-  let end = text.length;
-  while (end > 0 && (text.charCodeAt(end - 1) === LF || text.charCodeAt(end - 1) === CR)) end -= 1;
+interface Partial {
+  line: number;
+  fields: string[];
+  /** The quoted value read so far, when a quoted field continues on the next line. */
+  value: string;
+}
 
-  const rows: CsvRecord[] = [];
-  const problems: CsvProblem[] = [];
-  let pos = 0;
-  let line = 1;
+/**
+ * Parses physical lines (without their LF) one at a time. A record whose quoted field spans lines
+ * is held until its closing quote; blank lines are held until a record follows them, because
+ * blank lines at the end of a file are an editor habit, not empty records.
+ */
+export class CsvParser {
+  /** The physical line last read. */
+  line = 0;
+  private partial: Partial | null = null;
+  private blanks: number[] = [];
 
-  /** Length of the line break at `at` (2 for CRLF, 1 for LF), 0 if there is none. */
-  const lineBreak = (at: number): number => {
-    const c = text.charCodeAt(at);
-    if (c === LF) return 1;
-    if (c === CR && text.charCodeAt(at + 1) === LF) return 2;
-    return 0;
-  };
+  constructor(
+    private readonly delimiter: string,
+    private readonly onRecord: (record: CsvRecord) => void,
+    private readonly onProblem: (problem: CsvProblem) => void,
+  ) {}
 
-  /**
-   * After a syntax error, skip to the start of the next physical line: the only place where a new
-   * record can be assumed to begin. This may report a spurious error on a continuation line of a
-   * broken quoted field, but reporting too much beats hiding a second real mistake.
-   */
-  const resync = (): void => {
-    while (pos < end) {
-      const br = lineBreak(pos);
-      if (br > 0) {
-        pos += br;
-        line += 1;
+  /** A line that could not be read at all: counted, and whatever record it was in is dropped. */
+  skipLine(): void {
+    this.line += 1;
+    this.partial = null;
+  }
+
+  pushLine(text: string): void {
+    this.line += 1;
+    let rec = this.partial;
+    this.partial = null;
+    let i = 0;
+    let quoted = rec !== null;
+    if (rec === null) {
+      if (text === '' || text === '\r') {
+        this.blanks.push(this.line);
         return;
       }
-      pos += 1;
+      for (const line of this.blanks) this.onProblem({ line, reason: 'empty line' });
+      this.blanks = [];
+      rec = { line: this.line, fields: [], value: '' };
     }
-  };
+    // A CR right before the LF belongs to the line break; anywhere else outside quotes it is an error.
+    const end = text.endsWith('\r') ? text.length - 1 : text.length;
+    const fail = (reason: string): void => this.onProblem({ line: rec!.line, reason });
 
-  records: while (pos < end) {
-    const startLine = line;
-
-    const blank = lineBreak(pos);
-    if (blank > 0) {
-      problems.push({ kind: 'syntax', line: startLine, reason: 'empty line' });
-      pos += blank;
-      line += 1;
-      continue;
-    }
-
-    const fields: string[] = [];
     for (;;) {
       let value: string;
-      if (text.charCodeAt(pos) === QUOTE) {
-        pos += 1;
-        value = '';
+      if (quoted || text[i] === QUOTE) {
+        if (!quoted) i += 1;
+        value = rec.value;
         for (;;) {
-          const q = text.indexOf('"', pos);
-          if (q === -1 || q >= end) {
-            problems.push({ kind: 'syntax', line: startLine, reason: 'unterminated quoted field (no closing quote before end of file)' });
-            break records;
+          const q = text.indexOf(QUOTE, i);
+          if (q === -1) {
+            rec.value = value + text.slice(i) + '\n';
+            if (rec.value.length > MAX_LINE) fail(`quoted field longer than ${MAX_LINE} characters (is a closing quote missing?)`);
+            else this.partial = rec;
+            return;
           }
-          const chunk = text.slice(pos, q);
-          for (let i = chunk.indexOf('\n'); i !== -1; i = chunk.indexOf('\n', i + 1)) line += 1;
-          value += chunk;
-          if (text.charCodeAt(q + 1) === QUOTE) {
-            value += '"';
-            pos = q + 2;
+          value += text.slice(i, q);
+          if (text[q + 1] === QUOTE) {
+            value += QUOTE;
+            i = q + 2;
           } else {
-            pos = q + 1;
+            i = q + 1;
             break;
           }
         }
-        if (pos < end && text.charCodeAt(pos) !== COMMA && lineBreak(pos) === 0) {
-          problems.push({ kind: 'syntax', line: startLine, reason: `unexpected character after closing quote in field ${fields.length + 1}` });
-          resync();
-          continue records;
+        quoted = false;
+        rec.value = '';
+        if (i < end && text[i] !== this.delimiter) {
+          return fail(`unexpected character after closing quote in field ${rec.fields.length + 1}`);
         }
       } else {
-        const from = pos;
-        while (pos < end) {
-          const c = text.charCodeAt(pos);
-          if (c === COMMA || lineBreak(pos) > 0) break;
-          if (c === QUOTE) {
-            problems.push({ kind: 'syntax', line: startLine, reason: `quote in unquoted field ${fields.length + 1} (quote the whole field and double the quote)` });
-            resync();
-            continue records;
-          }
-          if (c === CR) {
-            problems.push({ kind: 'syntax', line: startLine, reason: 'carriage return not followed by a line feed' });
-            resync();
-            continue records;
-          }
-          pos += 1;
+        const from = i;
+        for (; i < end && text[i] !== this.delimiter; i += 1) {
+          if (text[i] === QUOTE) return fail(`quote in unquoted field ${rec.fields.length + 1} (quote the whole field and double the quote)`);
+          if (text[i] === '\r') return fail('carriage return not followed by a line feed');
         }
-        value = text.slice(from, pos);
+        value = text.slice(from, i);
       }
-      fields.push(value);
-
-      if (pos >= end) break;
-      if (text.charCodeAt(pos) === COMMA) {
-        pos += 1;
+      rec.fields.push(value);
+      if (i < end) {
+        i += 1; // the delimiter
         continue;
       }
-      pos += lineBreak(pos);
-      line += 1;
-      break;
+      this.onRecord({ line: rec.line, fields: rec.fields });
+      return;
     }
-    rows.push({ line: startLine, fields });
   }
 
-  // Without a well-formed first line there is no header to count fields against.
-  const header = rows[0]?.line === 1 ? rows[0] : null;
-  const records: CsvRecord[] = [];
-  if (header !== null) {
-    for (const row of rows.slice(1)) {
-      if (row.fields.length === header.fields.length) {
-        records.push(row);
-      } else {
-        problems.push({ kind: 'fieldCount', line: row.line, reason: `expected ${header.fields.length} fields, found ${row.fields.length}` });
-      }
+  end(): void {
+    if (this.partial !== null) {
+      this.onProblem({ line: this.partial.line, reason: 'unterminated quoted field (no closing quote before end of file)' });
+      this.partial = null;
     }
   }
-  problems.sort((a, b) => a.line - b.line);
-  return { header, records, problems };
+}
+
+/**
+ * Streams a file through the parser with bounded memory. Bytes are split into lines at LF (a byte
+ * UTF-8 never uses inside a character) before decoding, so a byte sequence that is not UTF-8 is
+ * reported on its own line. Records are handed over in batches, one per chunk read, and the next
+ * chunk is read only once `onRecords` has finished: a slow database slows the reading down.
+ */
+export async function readCsv(
+  input: AsyncIterable<Uint8Array>,
+  delimiter: string,
+  onRecords: (records: CsvRecord[]) => Promise<void>,
+  onProblem: (problem: CsvProblem) => void,
+): Promise<number> {
+  let batch: CsvRecord[] = [];
+  const parser = new CsvParser(delimiter, (r) => batch.push(r), onProblem);
+  const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const lossy = new TextDecoder('utf-8', { ignoreBOM: true });
+  let first = true;
+
+  const feed = (bytes: Uint8Array): void => {
+    let text: string;
+    try {
+      text = fatal.decode(bytes);
+    } catch {
+      // Rare: find the guilty lines one by one, and read them with U+FFFD so later checks still run.
+      text = splitBytes(bytes)
+        .map((line, n) => {
+          try {
+            return fatal.decode(line);
+          } catch {
+            onProblem({ line: parser.line + n + 1, reason: 'not valid UTF-8 text (save the file as UTF-8)' });
+            return lossy.decode(line);
+          }
+        })
+        .join('\n');
+    }
+    if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    first = false;
+    for (const line of text.split('\n')) parser.pushLine(line);
+  };
+
+  let carry: Uint8Array = new Uint8Array(0);
+  let skipping = false;
+  for await (const chunk of input) {
+    let buf: Uint8Array = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
+    if (skipping) {
+      const lf = buf.indexOf(LF);
+      if (lf === -1) continue;
+      skipping = false;
+      parser.skipLine();
+      buf = buf.subarray(lf + 1);
+    }
+    const cut = buf.lastIndexOf(LF);
+    if (cut === -1) {
+      carry = buf;
+      if (carry.length > MAX_LINE) {
+        onProblem({ line: parser.line + 1, reason: `line longer than ${MAX_LINE} bytes` });
+        carry = new Uint8Array(0);
+        skipping = true;
+      }
+      continue;
+    }
+    feed(buf.subarray(0, cut));
+    carry = Uint8Array.prototype.slice.call(buf, cut + 1);
+    if (batch.length > 0) {
+      const records = batch;
+      batch = [];
+      await onRecords(records);
+    }
+  }
+  if (carry.length > 0 && !skipping) feed(carry);
+  parser.end();
+  if (batch.length > 0) await onRecords(batch);
+  return parser.line;
+}
+
+function splitBytes(bytes: Uint8Array): Uint8Array[] {
+  const lines: Uint8Array[] = [];
+  let from = 0;
+  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, from)) {
+    lines.push(bytes.subarray(from, lf));
+    from = lf + 1;
+  }
+  lines.push(bytes.subarray(from));
+  return lines;
 }

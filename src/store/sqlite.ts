@@ -3,9 +3,13 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
 import { migrate } from './migrations';
-import type { DeviceRow, ImportCounts, OutboxEntry, Store, StudentRow } from './store';
+import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING, type StagingTable } from './sql';
+import type { ImportSession, OutboxEntry, Store } from './store';
 
-/** How long a writer waits for another process's lock (the import CLI vs the service) before failing. */
+/**
+ * How long a writer waits for another process's lock (an import's final merge, another worker's
+ * AuthCode) before failing.
+ */
 const BUSY_TIMEOUT_MS = 5000;
 
 interface OutboxRow {
@@ -16,8 +20,9 @@ interface OutboxRow {
 }
 
 /**
- * The SQLite backend. better-sqlite3 is synchronous; the methods are async only to share the Store
- * interface with a future networked backend, and a thrown error becomes a rejection.
+ * The embedded backend. better-sqlite3 is synchronous; the methods are async to share the Store
+ * interface with PostgreSQL, and a thrown error becomes a rejection. Several processes may open
+ * the same file: WAL lets readers run beside the one writer, and the busy timeout queues writers.
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -25,14 +30,11 @@ export class SqliteStore implements Store {
   private readonly selectToken: Database.Statement<[string], { token: string }>;
   private readonly insertOutbox: Database.Statement<[string | null, string | null, string]>;
   private readonly selectPending: Database.Statement<[number], OutboxRow>;
-  private readonly upsertStudent: Database.Statement<[string, string, string, string, string]>;
-  private readonly upsertDevice: Database.Statement<[string, string]>;
-  private readonly upsertAll: (students: readonly StudentRow[], devices: readonly DeviceRow[]) => ImportCounts;
 
-  constructor(readonly path: string) {
+  constructor(readonly location: string) {
     // ':memory:' and '' (a private temporary database) have no directory to create.
-    if (path !== ':memory:' && path !== '') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
+    if (location !== ':memory:' && location !== '') mkdirSync(dirname(location), { recursive: true });
+    this.db = new Database(location);
     try {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -40,33 +42,10 @@ export class SqliteStore implements Store {
       // caller was already told it succeeded. The other writes are rare imports, so the cost is small.
       this.db.pragma('synchronous = FULL');
       migrate(this.db);
-
-      // Columns are selected in StudentInfo wire order; better-sqlite3 builds the objects in that order.
-      this.selectStudents = this.db.prepare(
-        `SELECT id_student, fullName, id_device, ShowActive FROM students
-         WHERE school_base_url = ? AND ShowActive = ? ORDER BY id_student`,
-      );
-      this.selectToken = this.db.prepare('SELECT token FROM devices WHERE id_device = ?');
-      this.insertOutbox = this.db.prepare('INSERT INTO auth_code_outbox (code, phone, created_at) VALUES (?, ?, ?)');
-      this.selectPending = this.db.prepare(
-        'SELECT id, code, phone, created_at FROM auth_code_outbox WHERE delivered_at IS NULL ORDER BY id LIMIT ?',
-      );
-      this.upsertStudent = this.db.prepare(
-        `INSERT INTO students (school_base_url, id_student, fullName, id_device, ShowActive) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (school_base_url, id_student) DO UPDATE SET
-           fullName = excluded.fullName, id_device = excluded.id_device, ShowActive = excluded.ShowActive`,
-      );
-      this.upsertDevice = this.db.prepare(
-        `INSERT INTO devices (id_device, token) VALUES (?, ?)
-         ON CONFLICT (id_device) DO UPDATE SET token = excluded.token`,
-      );
-      this.upsertAll = this.db.transaction((students: readonly StudentRow[], devices: readonly DeviceRow[]) => {
-        for (const s of students) {
-          this.upsertStudent.run(s.school_base_url, s.id_student, s.fullName, s.id_device, s.ShowActive);
-        }
-        for (const d of devices) this.upsertDevice.run(d.id_device, d.token);
-        return { students: students.length, devices: devices.length };
-      });
+      this.selectStudents = this.db.prepare(QUERIES.studentsOf);
+      this.selectToken = this.db.prepare(QUERIES.deviceToken);
+      this.insertOutbox = this.db.prepare(QUERIES.enqueueAuthCode);
+      this.selectPending = this.db.prepare(QUERIES.pendingAuthCodes);
     } catch (err) {
       this.db.close();
       throw err;
@@ -95,8 +74,32 @@ export class SqliteStore implements Store {
       .map((r) => ({ id: r.id, code: r.code, phone: r.phone, createdAt: r.created_at }));
   }
 
-  async upsert(students: readonly StudentRow[], devices: readonly DeviceRow[]): Promise<ImportCounts> {
-    return this.upsertAll(students, devices);
+  /**
+   * A deferred transaction: staging goes to the connection's temporary database, so the file's
+   * write lock is taken only for the final merge and the service's readers never wait (WAL).
+   */
+  async beginImport(): Promise<ImportSession> {
+    const db = this.db;
+    const inserts = new Map<StagingTable, Database.Statement>();
+    const conn: ImportConnection = {
+      run: async (sql, params = []) => db.prepare(sql).run(...params).changes,
+      all: async <T>(sql: string, params: readonly unknown[] = []) => db.prepare(sql).all(...params) as T[],
+      insertMany: async (table, rows) => {
+        let insert = inserts.get(table);
+        if (insert === undefined) {
+          const columns = Object.keys(STAGING[table]);
+          insert = db.prepare(`INSERT INTO ${table} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+          inserts.set(table, insert);
+        }
+        for (const row of rows) insert.run(...row);
+      },
+      commit: async () => void db.exec('COMMIT'),
+      rollback: async () => {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      },
+    };
+    db.exec('BEGIN');
+    return SqlImportSession.begin(conn);
   }
 
   async close(): Promise<void> {

@@ -22,13 +22,41 @@ export interface OutboxEntry {
 export interface ImportCounts {
   students: number;
   devices: number;
+  /** Students removed by a replacing import (absent from the file, in a school it names). */
+  removed: number;
+}
+
+/** A staged row, with the line of the file it came from for error messages. */
+export type Staged<T> = T & { line: number };
+
+/** A later row whose key an earlier row of the same file already had. */
+export interface Duplicate {
+  line: number;
+  first: number;
+  key: string[];
 }
 
 /**
- * What the services need from storage. Each backend (SQLite now, PostgreSQL later) implements it;
- * every query behind it is parameterised.
+ * One import as one transaction: rows are staged in batches (nothing bigger than a batch is held in
+ * memory), checked, then merged into the tables at commit, or all dropped by rollback.
+ */
+export interface ImportSession {
+  stageStudents(rows: readonly Staged<StudentRow>[]): Promise<void>;
+  stageDevices(rows: readonly Staged<DeviceRow>[]): Promise<void>;
+  /** The first `limit` duplicate keys of each table, in line order, and how many there are in all. */
+  duplicates(limit: number): Promise<{ students: Duplicate[]; devices: Duplicate[]; total: number }>;
+  /** Upserts the staged rows; with `replace`, the file's schools lose the students it does not list. */
+  commit(replace: boolean): Promise<ImportCounts>;
+  rollback(): Promise<void>;
+}
+
+/**
+ * What the services and the import need from storage: SQLite (sqlite.ts) or PostgreSQL
+ * (postgres.ts), chosen by `openStore` (open.ts). Every query behind it is parameterised.
  */
 export interface Store {
+  /** Where the data is, for messages: a file path or a URL without its password. */
+  readonly location: string;
   /** Students of a school whose ShowActive equals `showActive`, ordered by id_student. */
   studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]>;
   /** The token of a device, or null when there is none. */
@@ -37,7 +65,6 @@ export interface Store {
   enqueueAuthCode(code: string | null, phone: string | null): Promise<void>;
   /** The AuthCode requests not yet delivered, oldest first. */
   pendingAuthCodes(limit: number): Promise<OutboxEntry[]>;
-  /** Inserts or replaces rows by key, all or nothing. */
-  upsert(students: readonly StudentRow[], devices: readonly DeviceRow[]): Promise<ImportCounts>;
+  beginImport(): Promise<ImportSession>;
   close(): Promise<void>;
 }

@@ -4,9 +4,10 @@ import path from 'path';
 import type express from 'express';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
-import { parseImport } from '../../src/store/import';
-import { openSqliteStore } from '../../src/store/sqlite';
+import { fileSource, importFiles } from '../../src/store/import';
+import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
+import { TEST_STORE, testDatabase } from './postgres';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
@@ -17,14 +18,20 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The app over a throw-away SQLite store loaded with the data set the exchanges were recorded on. */
+/**
+ * The app over a throw-away store loaded with the data set the exchanges were recorded on: a SQLite
+ * file, or a PostgreSQL schema of its own when jest runs the suite in its postgres project
+ * (jest.config.js), so every behaviour suite runs against both stores.
+ */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-'));
-  const config = loadConfig({ SQLITE_PATH: path.join(dir, 'test.db'), ...env });
-  const store = openSqliteStore(config.sqlitePath);
-  const read = (name: string) => ({ name, text: fs.readFileSync(path.join(FIXTURES, 'data', name), 'utf8') });
-  const data = parseImport(read('students.csv'), read('devices.csv'));
-  await store.upsert(data.students, data.devices);
+  const db = TEST_STORE === 'postgres' ? await testDatabase() : null;
+  const config = loadConfig({ SQLITE_PATH: path.join(dir, 'test.db'), ...(db === null ? {} : { DATABASE_URL: db.url }), ...env });
+  const store = await openStore(config);
+  const fixture = (name: string) => fileSource(name, path.join(FIXTURES, 'data', name));
+  await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () =>
+    store.beginImport(),
+  );
   const app = await createApp(config, store);
   return {
     app,
@@ -32,6 +39,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     config,
     close: async () => {
       await store.close();
+      await db?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
+import { SchemaVersionError } from './version';
 
 /**
- * The SQLite schema as an append-only list: migration i brings the database from version i to i+1
- * (kept in PRAGMA user_version). Never edit an entry that has shipped; add a new one.
+ * The SQLite schema, its version kept in PRAGMA user_version.
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -34,10 +34,6 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-export class SchemaVersionError extends Error {
-  override name = 'SchemaVersionError';
-}
-
 function userVersion(db: Database.Database): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
@@ -50,9 +46,7 @@ export function migrate(db: Database.Database): number {
   const apply = db.transaction((): number => {
     const from = userVersion(db);
     if (from > MIGRATIONS.length) {
-      throw new SchemaVersionError(
-        `database schema version ${from} is newer than this program supports (${MIGRATIONS.length}); upgrade the program`,
-      );
+      throw new SchemaVersionError(from, MIGRATIONS.length);
     }
     for (let version = from; version < MIGRATIONS.length; version += 1) {
       db.exec(MIGRATIONS[version]!);

@@ -1,0 +1,31 @@
+/**
+ * Writes a large students CSV for measuring the import (never committed: write it under /tmp).
+ *
+ *   node dist/scripts/gen-students.js /tmp/students-1m.csv 1000000
+ *
+ * 1,000 schools, Arabic and quoted names, some empty devices: the shapes the import meets in real files.
+ */
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { STUDENT_COLUMNS } from '../src/store/import';
+import { runMain } from './run-main';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [path, count = '1000000'] = argv;
+  if (path === undefined || !/^\d+$/.test(count)) {
+    process.stderr.write('usage: gen-students.js OUT.csv [ROWS]\n');
+    return 2;
+  }
+  const out = createWriteStream(path);
+  out.write(`${STUDENT_COLUMNS.join(',')}\n`);
+  for (let i = 0; i < Number(count); i += 1) {
+    const name = i % 3 === 0 ? `"طالب ${i}, ""${i % 7}"""` : `Student ${i}`;
+    const device = i % 10 === 0 ? '' : `dev-${i}`;
+    if (!out.write(`http://school-${i % 1000}.example,${i},${name},${device},${i % 4 === 0 ? '0' : '1'}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return 0;
+}
+
+if (require.main === module) runMain(main);

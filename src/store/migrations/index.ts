@@ -1,0 +1,3 @@
+export { SchemaVersionError } from './version';
+export { MIGRATIONS, migrate } from './sqlite';
+export { PG_MIGRATIONS, migratePostgres } from './postgres';

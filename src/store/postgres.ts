@@ -1,0 +1,163 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Client, type ClientConfig, Pool, type QueryConfig } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { log } from '../log';
+import type { StudentInfo } from '../services/types';
+import { migratePostgres } from './migrations';
+import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
+import type { ImportSession, OutboxEntry, Store } from './store';
+
+export interface PostgresOptions {
+  url: string;
+  poolSize: number;
+  statementTimeoutMs: number;
+}
+
+/** The shared SQL with PostgreSQL's numbered parameters. */
+export function numberParams(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${(n += 1)}`);
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/** Named statements: each pooled connection prepares them once and reuses the plan. */
+const NAMED = Object.fromEntries(
+  Object.entries(QUERIES).map(([name, sql]) => [name, { name, text: numberParams(sql) }]),
+) as Record<keyof typeof QUERIES, { name: string; text: string }>;
+
+/** PostgreSQL text cannot hold U+0000, so a value with one can match no stored row. */
+const hasNul = (s: string): boolean => s.includes('\0');
+
+/**
+ * The PostgreSQL backend: one pool per process. A lost server is not fatal: a query fails (the
+ * request gets the ASMX server fault), the pool drops the broken connection and opens new ones
+ * once the server is back. Every statement, and the wait for a connection, is bounded by the
+ * statement time-out.
+ */
+export class PostgresStore implements Store {
+  readonly location: string;
+
+  private constructor(
+    private readonly pool: Pool,
+    private readonly options: PostgresOptions,
+  ) {
+    this.location = redactUrl(options.url);
+  }
+
+  static async open(options: PostgresOptions): Promise<PostgresStore> {
+    const timeout = options.statementTimeoutMs;
+    const pool = new Pool({
+      ...connection(options.url),
+      max: options.poolSize,
+      statement_timeout: timeout,
+      // A backstop on the client side for a server that stops answering without closing the socket.
+      query_timeout: timeout + 1000,
+      connectionTimeoutMillis: timeout,
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle connection whose server went away: the pool discards it; without a listener it would end the process.
+    pool.on('error', (err) => log.warn('database connection lost', { error: err.message }));
+    try {
+      const client = await pool.connect();
+      try {
+        await migratePostgres(client);
+      } finally {
+        client.release();
+      }
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+    return new PostgresStore(pool, options);
+  }
+
+  private async query<T>(statement: keyof typeof QUERIES, values: unknown[]): Promise<T[]> {
+    const config: QueryConfig = { ...NAMED[statement], values };
+    return (await this.pool.query(config)).rows as T[];
+  }
+
+  async studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
+    if (schoolBaseUrl === null || hasNul(schoolBaseUrl) || hasNul(showActive)) return [];
+    return this.query<StudentInfo>('studentsOf', [schoolBaseUrl, showActive]);
+  }
+
+  async deviceToken(idDevice: string | null): Promise<string | null> {
+    if (idDevice === null || hasNul(idDevice)) return null;
+    const [row] = await this.query<{ token: string }>('deviceToken', [idDevice]);
+    return row?.token ?? null;
+  }
+
+  async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
+    // Autocommit: the row is committed (and flushed, synchronous_commit permitting) when this resolves.
+    await this.query('enqueueAuthCode', [code, phone, new Date().toISOString()]);
+  }
+
+  async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {
+    const rows = await this.query<{ id: string; code: string | null; phone: string | null; created_at: Date }>('pendingAuthCodes', [limit]);
+    return rows.map((r) => ({ id: Number(r.id), code: r.code, phone: r.phone, createdAt: r.created_at.toISOString() }));
+  }
+
+  /**
+   * A connection of its own, outside the pool and without the statement time-out: an import is an
+   * administrator's command whose final merge may take longer than any request should.
+   */
+  async beginImport(): Promise<ImportSession> {
+    const client = new Client(connection(this.options.url));
+    client.on('error', (err) => log.warn('import connection lost', { error: err.message }));
+    await client.connect();
+    let open = true;
+    const finish = async (sql: 'COMMIT' | 'ROLLBACK'): Promise<void> => {
+      if (!open) return;
+      open = false;
+      try {
+        await client.query(sql);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    };
+    const conn: ImportConnection = {
+      run: async (sql, params = []) => (await client.query(numberParams(sql), [...params])).rowCount ?? 0,
+      all: async <T>(sql: string, params: readonly unknown[] = []) =>
+        (await client.query(numberParams(sql), [...params])).rows as T[],
+      // COPY: the batch travels as one block of text that the server parses without planning.
+      insertMany: async (table, rows) => {
+        const columns = Object.keys(STAGING[table]).map(quoteIdent).join(', ');
+        const text = rows.map((row) => row.map(copyValue).join('\t')).join('\n') + '\n';
+        await pipeline(Readable.from([text]), client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN`)));
+      },
+      commit: () => finish('COMMIT'),
+      rollback: () => finish('ROLLBACK').catch(() => undefined),
+    };
+    try {
+      await client.query('BEGIN');
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    return SqlImportSession.begin(conn);
+  }
+
+  async close(): Promise<void> {
+    if (!this.pool.ended && !this.pool.ending) await this.pool.end();
+  }
+}
+
+/** A value in COPY's text format: backslash, tab and line breaks escaped, \N for null. */
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const copyValue = (value: unknown): string =>
+  value === null || value === undefined ? '\\N' : String(value).replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!);
+
+function connection(url: string): ClientConfig {
+  return { connectionString: url, application_name: 'student-info', keepAlive: true };
+}

@@ -1,0 +1,2 @@
+// The postgres project of jest.config.js: the same suites, over PostgreSQL.
+process.env.TEST_STORE = 'postgres';
