@@ -1,4 +1,4 @@
-// The simulated failures in the tests are logged by the server; keep the test output readable.
+// Quiet by default (test/setup-logs.ts applies it); LOG_LEVEL=info npm test shows the server's lines.
 process.env.LOG_LEVEL ??= 'silent';
 
 /** @type {import('jest').Config} */
@@ -7,4 +7,5 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
   testTimeout: 20000,
+  setupFiles: ['<rootDir>/test/setup-logs.ts'],
 };

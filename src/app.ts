@@ -2,7 +2,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createHttpBinding, type HttpHandler } from './bindings/http';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config } from './config';
-import { log } from './log';
+import { exchangeOf } from './ops/exchange';
+import { requestHooks } from './ops/request-hooks';
 import { createServicePages } from './pages';
 import { WsdlCatalog } from './pages/wsdl';
 import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract';
@@ -49,6 +50,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
+  app.use(requestHooks(config));
 
   const readBody = express.raw({ type: () => true, limit: BODY_LIMIT });
 
@@ -58,6 +60,9 @@ export async function createApp(config: Config, store: Store): Promise<express.E
     if (!match || endpoint === undefined) return next();
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
+    const ex = exchangeOf(res);
+    ex.endpoint = endpoint.name;
+    ex.binding = opName === undefined ? (req.method === 'POST' ? undefined : 'documentation') : req.method === 'POST' ? 'httppost' : 'httpget';
 
     if (opName === undefined) {
       if (req.method === 'GET' || req.method === 'HEAD') return pages(b.spec, req, res);
@@ -83,7 +88,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
       res.status(status).end();
       return;
     }
-    log.error('request failed', { error: err });
+    exchangeOf(res).error = err;
     if (!res.headersSent) res.status(500).end();
     else res.destroy();
   });

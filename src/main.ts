@@ -1,9 +1,19 @@
-import { createApp } from './app';
+import cluster from 'node:cluster';
+import fs from 'node:fs';
 import { ConfigError, loadConfig } from './config';
-import { log } from './log';
-import { openSqliteStore } from './store/sqlite';
+import { runPrimary } from './ops/cluster';
+import { enableClusterMetrics } from './ops/metrics';
+import { log, setLogLevel } from './ops/log';
+import { serve } from './ops/server';
 
+/**
+ * The process model. Settings come from the environment and, when there is one, a `.env` file in the
+ * working directory (the environment wins). WORKERS=1 serves from this process; WORKERS>1 makes this
+ * process a cluster primary that forks the workers (each runs this file again as a worker).
+ */
 async function main(): Promise<void> {
+  // Node's own loader: the variables already set are kept, as dotenv does.
+  if (fs.existsSync('.env')) process.loadEnvFile('.env');
   let config;
   try {
     config = loadConfig();
@@ -14,26 +24,14 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  setLogLevel(config.logLevel);
 
-  const store = openSqliteStore(config.sqlitePath);
-  const app = await createApp(config, store);
-  const server = app.listen(config.port, config.host, () => {
-    log.info('listening', { host: config.host, port: config.port, basePath: config.basePath, store: config.sqlitePath });
-  });
-  server.on('error', (e) => {
-    process.stderr.write(`error: cannot listen on ${config.host}:${config.port}: ${e.message}\n`);
-    process.exit(1);
-  });
-
-  const stop = () => {
-    log.info('stopping');
-    server.close(() => {
-      void store.close().then(() => process.exit(0));
-    });
-    setTimeout(() => process.exit(0), 10_000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config);
+  if (cluster.isWorker) enableClusterMetrics();
+  return serve(config, cluster.isWorker ? 'worker' : 'single');
 }
 
-void main();
+main().catch((e: unknown) => {
+  log.error('could not start', { error: e });
+  process.exit(1);
+});

@@ -12,7 +12,25 @@ test('defaults', () => {
     publicUrl: null,
     trustProxy: false,
     sqlitePath: './data/student-info.db',
+    logLevel: 'info',
+    adminPort: 9464,
+    adminHost: '127.0.0.1',
+    shutdownTimeoutMs: 10000,
+    workers: 1,
+    protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
   });
+});
+
+test('operations settings', () => {
+  expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
+  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500' })).toMatchObject({
+    workers: 3,
+    logLevel: 'debug',
+    adminPort: 0,
+    shutdownTimeoutMs: 2500,
+  });
+  // web.config names are matched without regard to case
+  expect([...loadConfig({ PROTOCOLS: 'httpsoap, HttpPost' }).protocols]).toEqual(['HttpSoap', 'HttpPost']);
 });
 
 test('values are read and normalised', () => {
@@ -29,6 +47,14 @@ test.each([
   [{ PUBLIC_URL: 'nope' }, /^PUBLIC_URL /],
   [{ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY /],
   [{ SQLITE_PATH: ' ' }, /^SQLITE_PATH /],
+  [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+  [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
+  [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
+  [{ SHUTDOWN_TIMEOUT_MS: '0' }, /^SHUTDOWN_TIMEOUT_MS /],
+  [{ WORKERS: '0' }, /^WORKERS /],
+  [{ WORKERS: 'many' }, /^WORKERS /],
+  [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],
+  [{ PROTOCOLS: ' , ' }, /^PROTOCOLS must list at least one/],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

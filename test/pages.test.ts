@@ -4,7 +4,7 @@ import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { parseStringPromise } from 'xml2js';
-import type { Config } from '../src/config';
+import { type Config, loadConfig } from '../src/config';
 import { createServicePages } from '../src/pages';
 import { discoDocument } from '../src/pages/disco';
 import { WsdlCatalog } from '../src/pages/wsdl';
@@ -30,13 +30,7 @@ function expectedWsdl(endpoint: string, baseUrl: string, ns = TEMPURI): string {
 
 function config(overrides: Partial<Config> = {}): Config {
   return {
-    port: 0,
-    host: '127.0.0.1',
-    xmlNamespace: TEMPURI,
-    basePath: '',
-    publicUrl: null,
-    trustProxy: false,
-    sqlitePath: ':memory:',
+    ...loadConfig({ PORT: '0', HOST: '127.0.0.1', SQLITE_PATH: ':memory:' }),
     ...overrides,
   };
 }

@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
-import { migrate } from './migrations';
+import { MIGRATIONS, migrate, SchemaVersionError } from './migrations';
 import type { DeviceRow, ImportCounts, OutboxEntry, Store, StudentRow } from './store';
 
 /** How long a writer waits for another process's lock (the import CLI vs the service) before failing. */
@@ -28,11 +28,14 @@ export class SqliteStore implements Store {
   private readonly upsertStudent: Database.Statement<[string, string, string, string, string]>;
   private readonly upsertDevice: Database.Statement<[string, string]>;
   private readonly upsertAll: (students: readonly StudentRow[], devices: readonly DeviceRow[]) => ImportCounts;
+  /** The file opened (device and inode), or null for a database without one. */
+  private readonly file: string | null;
 
   constructor(readonly path: string) {
     // ':memory:' and '' (a private temporary database) have no directory to create.
     if (path !== ':memory:' && path !== '') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
+    this.file = path === ':memory:' || path === '' ? null : fileIdentity(path);
     try {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -99,8 +102,31 @@ export class SqliteStore implements Store {
     return this.upsertAll(students, devices);
   }
 
+  async ping(): Promise<void> {
+    if (!this.db.open) throw new Error('the database is closed');
+    // An open handle keeps answering from a file that was deleted or replaced; the next start would
+    // not find it, so the store at this path is not the one being served.
+    if (this.file !== null && fileIdentity(this.path) !== this.file) throw new Error(`${this.path} is no longer the file opened at start`);
+    const version = this.db.pragma('user_version', { simple: true });
+    if (version !== MIGRATIONS.length) throw new SchemaVersionError(`schema version ${String(version)}, expected ${MIGRATIONS.length}`);
+  }
+
+  async counts(): Promise<ImportCounts> {
+    const count = (table: string) => (this.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return { students: count('students'), devices: count('devices') };
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+}
+
+function fileIdentity(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
   }
 }
 

@@ -39,5 +39,21 @@ export interface Store {
   pendingAuthCodes(limit: number): Promise<OutboxEntry[]>;
   /** Inserts or replaces rows by key, all or nothing. */
   upsert(students: readonly StudentRow[], devices: readonly DeviceRow[]): Promise<ImportCounts>;
+  /**
+   * Resolves when the store answers and its schema is the one this program migrates to; rejects
+   * otherwise. Cheap: readiness probes call it every few seconds.
+   */
+  ping(): Promise<void>;
+  /** How many rows the store holds, for the start line. */
+  counts(): Promise<ImportCounts>;
+  /** A pooled store's connections, for the metrics; absent when there is no pool. */
+  poolUsage?(): PoolUsage;
   close(): Promise<void>;
+}
+
+export interface PoolUsage {
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { AsmxError, Errors } from '../../errors';
-import { log } from '../../log';
+import { exchangeOf, reportFault } from '../../ops/exchange';
 import { charFromHttpValue } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
@@ -34,6 +34,7 @@ export function createHttpBinding(
   return async (opName, req, res) => {
     try {
       const op = compiled.get(opName) ?? fail(wrongName(endpoint, opName));
+      exchangeOf(res).operation = op.spec.name;
       const pairs = op.spec.params.length === 0 ? [] : parametersOf(req);
       const values = op.spec.params.map((p) => {
         const value = lookup(pairs, p.name);
@@ -50,7 +51,7 @@ export function createHttpBinding(
         res.set('Content-Type', 'text/xml; charset=utf-8').end(body);
       }
     } catch (e) {
-      sendError(res, e, endpoint, opName);
+      sendError(res, e);
     }
   };
 }
@@ -128,13 +129,10 @@ function lookup(pairs: Pairs, name: string): string | undefined {
   return values.length === 0 ? undefined : values.join(',');
 }
 
-function sendError(res: Response, e: unknown, endpoint: EndpointSpec, opName: string): void {
-  let error: AsmxError;
-  if (e instanceof AsmxError) error = e;
-  else {
-    log.error('operation failed', { endpoint: endpoint.name, operation: opName, error: e });
-    error = Errors.internal();
-  }
+/** An unexpected failure is answered with the generic text; the request hooks log its cause. */
+function sendError(res: Response, e: unknown): void {
+  const error = e instanceof AsmxError ? e : Errors.internal();
+  reportFault(res, error, e);
   res
     .status(500)
     .set({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' })

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import * as soap from 'soap';
 import { AsmxError, Errors } from '../../errors';
-import { log } from '../../log';
+import { exchangeOf, reportFault } from '../../ops/exchange';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
@@ -29,6 +29,9 @@ interface NodeSoapHooks {
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
+  fault?: AsmxError;
+  cause?: unknown;
 }
 const CONTEXT = Symbol('asmx.request');
 
@@ -101,6 +104,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       return sendEmpty(res, 400, version);
     }
 
+    exchangeOf(res).operation = op.name;
     const context: RequestContext = { scan };
     const answer = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
       url: path,
@@ -108,9 +112,10 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       headers: { soapaction: ns + op.name, [CONTEXT]: context } as Record<string, string>,
       connection: { remoteAddress: req.socket.remoteAddress },
     });
+    if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (answer.statusCode === 200) return send(res, 200, version.contentType, answer.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
-    if (!answer.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal());
+    if (!answer.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), answer.body);
     return send(res, answer.statusCode, version.contentType, answer.body, 'private');
   };
 }
@@ -150,7 +155,10 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
         return { _xml: writer.soap(await run(...values)) };
       } catch (e) {
-        throw faultFor(e, endpoint, op);
+        const context = req.headers[CONTEXT];
+        context.fault = e instanceof AsmxError ? e : Errors.internal();
+        context.cause = e;
+        throw { Fault: { asmx: context.fault } } satisfies FaultCarrier;
       }
     };
   }
@@ -190,12 +198,6 @@ function readArguments(op: OperationSpec, ns: string, args: Record<string, unkno
     const { line, column } = lineAndColumn(context.scan.source, scanned?.nextIndex ?? 0);
     throw Errors.badXmlValue(line, column, converted.reasons);
   });
-}
-
-function faultFor(e: unknown, endpoint: EndpointSpec, op: OperationSpec): FaultCarrier {
-  if (e instanceof AsmxError) return { Fault: { asmx: e } };
-  log.error('operation failed', { endpoint: endpoint.name, operation: op.name, error: e });
-  return { Fault: { asmx: Errors.internal() } };
 }
 
 function bodyIs(scan: EnvelopeScan, ns: string, op: OperationSpec): boolean {
@@ -251,7 +253,8 @@ function decode(body: unknown, charset: string | undefined): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-function sendFault(res: Response, version: SoapVersion, error: AsmxError): void {
+function sendFault(res: Response, version: SoapVersion, error: AsmxError, cause?: unknown): void {
+  reportFault(res, error, cause);
   send(res, 500, version.contentType, version.fault(error), 'private');
 }
 
@@ -264,6 +267,7 @@ function versionOf(root: QName | null): SoapVersion | null {
 }
 
 function send(res: Response, status: number, contentType: string, body: string, cacheControl: string): void {
+  exchangeOf(res).binding = contentType === Soap12.contentType ? 'soap12' : 'soap11';
   res.status(status).set({ 'Content-Type': contentType, 'Cache-Control': cacheControl });
   res.end(body);
 }
