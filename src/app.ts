@@ -2,7 +2,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createHttpBinding, type HttpHandler } from './bindings/http';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config } from './config';
+import { protocolVerdict, type RequestKind } from './bindings/protocols';
 import { exchangeOf } from './ops/exchange';
+import { sendRuntimeError } from './pages/runtime-error';
 import { requestHooks } from './ops/request-hooks';
 import { createServicePages } from './pages';
 import { WsdlCatalog } from './pages/wsdl';
@@ -26,7 +28,7 @@ interface EndpointBindings {
  */
 export async function createApp(config: Config, store: Store): Promise<express.Express> {
   const services = createServices(store);
-  const catalog = new WsdlCatalog(config.xmlNamespace);
+  const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
   const pages = createServicePages(config, catalog);
 
   const bindings = new Map<string, EndpointBindings>();
@@ -40,6 +42,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
         ns: config.xmlNamespace,
         wsdl: catalog.text(spec.name, `http://localhost/${spec.name}.asmx`),
         operations,
+        protocols: config.protocols,
       }),
       http: createHttpBinding(spec, config.xmlNamespace, operations),
     });
@@ -62,7 +65,11 @@ export async function createApp(config: Config, store: Store): Promise<express.E
     const opName = match[2];
     const ex = exchangeOf(res);
     ex.endpoint = endpoint.name;
-    ex.binding = opName === undefined ? (req.method === 'POST' ? undefined : 'documentation') : req.method === 'POST' ? 'httppost' : 'httpget';
+    const kind = requestKind(req.method, opName);
+    // The SOAP binding names its version once it has read the envelope.
+    if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
+    const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
+    if (verdict !== 'take') return sendRuntimeError(res, verdict, config.basePath);
 
     if (opName === undefined) {
       if (req.method === 'GET' || req.method === 'HEAD') return pages(b.spec, req, res);
@@ -94,6 +101,12 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   });
 
   return app;
+}
+
+function requestKind(method: string, opName: string | undefined): RequestKind | undefined {
+  if (method === 'POST') return opName === undefined ? 'soap' : 'httppost';
+  if (method === 'GET' || method === 'HEAD') return opName === undefined ? 'page' : 'httpget';
+  return undefined;
 }
 
 function escapeRegExp(s: string): string {

@@ -7,6 +7,7 @@ import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
 import { escapeAttribute, escapeText } from '../../escape';
 import { compileAnswerWriter } from '../answers';
+import type { Protocol } from '../../config';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
 
@@ -48,6 +49,8 @@ export interface SoapBindingOptions {
   wsdl: string;
   ns: string;
   operations: ReadonlyMap<string, Operation>;
+  /** The SOAP versions the protocols switch leaves on (HttpSoap, HttpSoap12); at least one. */
+  protocols: ReadonlySet<Protocol>;
 }
 
 export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
@@ -59,14 +62,23 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     '1.2': await nodeSoapServer(opts, Soap12),
   };
 
+  // With one version switched off, every request goes through the other's routing, and an envelope
+  // of the version that is off is a version mismatch (SOAP 1.2's Upgrade header only with 1.2 on).
+  const soap11 = opts.protocols.has('HttpSoap');
+  const soap12 = opts.protocols.has('HttpSoap12');
+  const mismatch = (res: Response, root: QName) =>
+    sendFault(res, Soap11, Errors.versionMismatch(root.ns, soap11 ? Soap11.envelopeNs : Soap12.envelopeNs), undefined, soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : []);
+
   return async (req, res) => {
     const contentType = parseContentType(req.headers['content-type']);
     const soapAction = header(req, 'soapaction');
-    const routeByAction = contentType.type === 'text/xml' && soapAction !== undefined;
+    const routeByAction = soap11 && soapAction !== undefined && (contentType.type === 'text/xml' || !soap12);
     if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
       // An unsupported media type is answered in the version a SOAPAction header suggests.
       return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12);
     }
+    // SOAP 1.1 routing alone reads nothing before the SOAPAction header.
+    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
@@ -93,7 +105,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     }
     const { scan } = scanned;
     const version = versionOf(scan.root);
-    if (version === null) return sendFault(res, Soap11, Errors.versionMismatch(scan.root.ns));
+    if (version === null || (version === Soap11 && !soap11) || (version === Soap12 && !soap12)) return mismatch(res, scan.root);
     if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap11);
     if (!scan.hasBody) return sendFault(res, version, Errors.missingBody(!named));
     op ??= bodyOperation(endpoint, ns, scan.bodyChild);
@@ -253,9 +265,9 @@ function decode(body: unknown, charset: string | undefined): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-function sendFault(res: Response, version: SoapVersion, error: AsmxError, cause?: unknown): void {
+function sendFault(res: Response, version: SoapVersion, error: AsmxError, cause?: unknown, upgrade?: readonly SoapVersion['name'][]): void {
   reportFault(res, error, cause);
-  send(res, 500, version.contentType, version.fault(error), 'private');
+  send(res, 500, version.contentType, version.fault(error, upgrade), 'private');
 }
 
 function sendEmpty(res: Response, status: number, version: SoapVersion): void {
