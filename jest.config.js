@@ -8,4 +8,6 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
   testTimeout: 20000,
   setupFiles: ['<rootDir>/test/setup-logs.ts'],
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
 };

@@ -48,15 +48,3 @@ export function createAdminServer(sources: AdminSources): http.Server {
     });
   });
 }
-
-/** Listens, resolving with the bound port (useful with port 0 in tests). */
-export function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const address = server.address();
-      resolve(typeof address === 'object' && address !== null ? address.port : port);
-    });
-  });
-}

@@ -1,12 +1,14 @@
 import cluster, { type Worker } from 'node:cluster';
 import type http from 'node:http';
+import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
-import { type Readiness, createAdminServer, listen } from './admin';
+import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
+import { listenOrExit } from './listen';
 import { log } from './log';
 import { openStoreOrExit } from './server';
-import { markStopping, isStopping } from './shutdown';
+import { isStopping, markStopping } from './shutdown';
 import { startLine } from './start-line';
 
 /** How long a worker may take to answer a readiness question. */
@@ -15,11 +17,16 @@ const READY_ASK_MS = 2000;
 const EXIT_MARGIN_MS = 2000;
 
 /**
- * The cluster primary (WORKERS > 1): it serves nothing itself. It migrates the store once, forks the
- * workers (which share the port through node's cluster module and, with SQLite, the database file in
- * WAL mode), replaces a worker that dies, holds the admin listener (metrics summed over the workers by
- * prom-client's AggregatorRegistry, readiness asked of each worker), and on SIGTERM/SIGINT stops the
- * workers gracefully and exits 0 once all of them have.
+ * The cluster primary (WORKERS > 1). It migrates the store once, forks the workers (with SQLite they
+ * share the database file in WAL mode), replaces a worker that dies, holds the admin listener (metrics
+ * summed over the workers by prom-client's AggregatorRegistry, readiness asked of each worker), and on
+ * SIGTERM/SIGINT stops the workers gracefully and exits 0 once all of them have.
+ *
+ * It also holds the listening socket and hands each accepted connection to a worker in turn, rather
+ * than leaving that to the cluster module's shared handle: so that on shutdown the port is closed
+ * first (new connections are refused, as by a single process) before any worker drains. With the
+ * shared handle the port stays open until the last worker has closed, and connections accepted in
+ * that window are reset.
  */
 export async function runPrimary(config: Config): Promise<void> {
   // Migrations run here, once, before any worker opens the file; the counts are for the start line.
@@ -27,35 +34,61 @@ export async function runPrimary(config: Config): Promise<void> {
   const counts = await store.counts();
   await store.close();
 
-  const listened = new Set<Worker>();
+  const serving: Worker[] = [];
+  const waiting: net.Socket[] = [];
+  let turn = 0;
   let announced = false;
-  let failedExit = false;
+  let exitCode = 0;
+
+  const listener = net.createServer({ pauseOnConnect: true }, (socket) => dispatch(socket));
+  const port = await listenOrExit(listener, config.port, config.host, 'HOST, PORT');
+
+  function dispatch(socket: net.Socket): void {
+    if (serving.length === 0) {
+      waiting.push(socket);
+      return;
+    }
+    const worker = serving[turn++ % serving.length]!;
+    worker.send({ type: 'connection' } satisfies ToWorker, socket, (err) => {
+      // The worker died between its turn and the handover: another one takes the connection.
+      if (err !== null && !socket.destroyed) {
+        remove(worker);
+        dispatch(socket);
+      }
+    });
+  }
+
+  function remove(worker: Worker): boolean {
+    const at = serving.indexOf(worker);
+    if (at >= 0) serving.splice(at, 1);
+    return at >= 0;
+  }
 
   const fork = () => {
     const worker = cluster.fork();
     worker.on('message', (m: ToPrimary) => {
-      if (m.type !== 'listening') return;
-      listened.add(worker);
-      if (!announced && listened.size === config.workers) {
+      if (m.type !== 'serving') return;
+      serving.push(worker);
+      for (const socket of waiting.splice(0)) dispatch(socket);
+      if (!announced && serving.length === config.workers) {
         announced = true;
-        log.info(startLine(config, counts, config.workers));
+        log.info(startLine(config, port, counts, config.workers));
       }
     });
   };
 
   cluster.on('exit', (worker, code, signal) => {
-    const hadListened = listened.delete(worker);
+    const wasServing = remove(worker);
     if (isStopping()) {
-      if (code !== 0) failedExit = true;
-      if (Object.keys(cluster.workers ?? {}).length === 0) finish(failedExit ? 1 : 0);
+      if (code !== 0) exitCode = 1;
+      if (Object.keys(cluster.workers ?? {}).length === 0) finish();
       return;
     }
-    if (!hadListened) {
+    if (!wasServing) {
       // It never served: a setting or the store is wrong, and a new one would fail the same way.
       log.error('a worker failed to start; stopping', { workerPid: worker.process.pid, exitCode: code, signal });
-      stopAll('worker failed to start');
-      failedExit = true;
-      return;
+      exitCode = 1;
+      return stopAll('worker failed to start');
     }
     log.warn('worker died; starting another', { workerPid: worker.process.pid, exitCode: code, signal });
     fork();
@@ -68,16 +101,9 @@ export async function runPrimary(config: Config): Promise<void> {
     const aggregator = new client.AggregatorRegistry();
     admin = createAdminServer({
       metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-      readiness: () => clusterReadiness(listened),
+      readiness: () => clusterReadiness(serving),
     });
-    try {
-      await listen(admin, config.adminPort, config.adminHost);
-    } catch (e) {
-      process.stderr.write(`error: cannot listen on ${config.adminHost}:${config.adminPort} (ADMIN_HOST, ADMIN_PORT): ${(e as Error).message}\n`);
-      stopAll('admin listener failed');
-      failedExit = true;
-      return;
-    }
+    await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
   }
 
@@ -85,19 +111,22 @@ export async function runPrimary(config: Config): Promise<void> {
     if (isStopping()) return;
     markStopping();
     log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs });
+    listener.close();
+    for (const socket of waiting.splice(0)) socket.destroy();
     for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
-      finish(1);
+      exitCode = 1;
+      finish();
     }, config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
-    if (Object.keys(cluster.workers ?? {}).length === 0) finish(failedExit ? 1 : 0);
+    if (Object.keys(cluster.workers ?? {}).length === 0) finish();
   }
 
-  function finish(code: number): void {
+  function finish(): void {
     admin?.close();
-    log.info('stopped', { exitCode: code });
-    process.exit(code);
+    log.info('stopped', { exitCode });
+    process.exit(exitCode);
   }
 
   let signals = 0;
@@ -114,20 +143,18 @@ export async function runPrimary(config: Config): Promise<void> {
 let nextQuestion = 0;
 
 /** Ready when not stopping, at least one worker serves, and every serving worker says it is ready. */
-async function clusterReadiness(workers: ReadonlySet<Worker>): Promise<Readiness> {
+async function clusterReadiness(workers: readonly Worker[]): Promise<Readiness> {
   if (isStopping()) return { ready: false, reason: 'shutting down' };
-  if (workers.size === 0) return { ready: false, reason: 'no worker is serving yet' };
-  const answers = await Promise.all([...workers].map(ask));
-  const notReady = answers.find((a) => !a.ready);
-  return notReady ?? { ready: true };
+  if (workers.length === 0) return { ready: false, reason: 'no worker is serving yet' };
+  const answers = await Promise.all(workers.map(ask));
+  return answers.find((a) => !a.ready) ?? { ready: true };
 }
 
 function ask(worker: Worker): Promise<Readiness> {
   const id = ++nextQuestion;
   return new Promise((resolve) => {
     const onMessage = (m: ToPrimary) => {
-      if (m.type !== 'readyz' || m.id !== id) return;
-      done({ ready: m.ready, reason: m.reason });
+      if (m.type === 'readyz' && m.id === id) done({ ready: m.ready, reason: m.reason });
     };
     const timer = setTimeout(() => done({ ready: false, reason: `worker ${worker.process.pid} did not answer` }), READY_ASK_MS);
     const done = (r: Readiness) => {

@@ -1,9 +1,11 @@
 import http from 'node:http';
+import type net from 'node:net';
 import { createApp } from '../app';
 import type { Config } from '../config';
 import { openSqliteStore } from '../store/sqlite';
 import type { Store } from '../store/store';
-import { type Readiness, createAdminServer, listen } from './admin';
+import { type Readiness, createAdminServer } from './admin';
+import { listenOrExit } from './listen';
 import { log } from './log';
 import { scrape, watchStore } from './metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
@@ -31,9 +33,9 @@ export async function readinessOf(store: Store): Promise<Readiness> {
 }
 
 /**
- * One serving process: alone (WORKERS=1, with its own admin listener) or as a cluster worker (the
- * primary holds the admin listener and asks this process over IPC). Either way SIGTERM or SIGINT
- * stops it gracefully, and a second signal ends it at once.
+ * One serving process: alone (WORKERS=1, listening, with its own admin listener) or as a cluster
+ * worker (the primary listens and holds the admin listener, and hands over connections and questions).
+ * Either way SIGTERM or SIGINT stops it gracefully, and a second signal ends it at once.
  */
 export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
   const store = openStoreOrExit(config);
@@ -41,14 +43,6 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   const app = await createApp(config, store);
   const server = http.createServer(app);
   const connections = drainable(server);
-  const send = (m: ToPrimary) => process.send?.(m);
-
-  try {
-    await listen(server, config.port, config.host);
-  } catch (e) {
-    process.stderr.write(`error: cannot listen on ${config.host}:${config.port} (HOST, PORT): ${(e as Error).message}\n`);
-    process.exit(1);
-  }
 
   let admin: http.Server | null = null;
   const stop = once((reason: string) => void shutdown(config, reason, connections, store, admin));
@@ -61,26 +55,28 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
     });
   }
 
-  if (role === 'single') {
-    log.info(startLine(config, await store.counts(), 1));
-    if (config.adminPort !== 0) {
-      admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store) });
-      try {
-        await listen(admin, config.adminPort, config.adminHost);
-      } catch (e) {
-        process.stderr.write(`error: cannot listen on ${config.adminHost}:${config.adminPort} (ADMIN_HOST, ADMIN_PORT): ${(e as Error).message}\n`);
-        process.exit(1);
-      }
-      log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
-    }
-  } else {
-    send({ type: 'listening' });
-    process.on('message', (m: ToWorker) => {
-      if (m.type === 'shutdown') stop('primary');
+  if (role === 'worker') {
+    // The primary listens and hands each connection over (see cluster.ts for why).
+    const send = (m: ToPrimary) => process.send?.(m);
+    process.on('message', (m: ToWorker, socket?: net.Socket) => {
+      if (m.type === 'connection' && socket !== undefined) {
+        server.emit('connection', socket);
+        socket.resume();
+      } else if (m.type === 'shutdown') stop('primary');
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
     });
     // The primary gone (killed outright): nobody is left to stop this worker.
     process.on('disconnect', () => stop('primary gone'));
+    send({ type: 'serving' });
+    return;
+  }
+
+  const port = await listenOrExit(server, config.port, config.host, 'HOST, PORT');
+  log.info(startLine(config, port, await store.counts(), 1));
+  if (config.adminPort !== 0) {
+    admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store) });
+    await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
+    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
   }
 }
 

@@ -24,17 +24,22 @@ export function markStopping(): void {
 interface ConnectionState {
   busy: number;
   idleSince: number;
+  /** The answer being written, while busy. */
+  res: http.ServerResponse | null;
 }
 
 export interface Drainable {
-  /** Stops accepting and resolves once every connection has ended (or rejects after timeoutMs). */
+  /**
+   * Stops accepting (when listening) and resolves once every connection has ended, or rejects after
+   * timeoutMs. A server fed connections by a cluster primary has no listener of its own.
+   */
   drain(timeoutMs: number): Promise<void>;
 }
 
 export function drainable(server: http.Server): Drainable {
   const connections = new Map<net.Socket, ConnectionState>();
   server.on('connection', (socket: net.Socket) => {
-    connections.set(socket, { busy: 0, idleSince: Date.now() });
+    connections.set(socket, { busy: 0, idleSince: Date.now(), res: null });
     socket.once('close', () => connections.delete(socket));
   });
   // Before the app's listener, which may answer synchronously.
@@ -42,10 +47,12 @@ export function drainable(server: http.Server): Drainable {
     const state = connections.get(req.socket);
     if (state === undefined) return;
     state.busy += 1;
+    state.res = res;
     if (stopping) res.setHeader('Connection', 'close');
     res.once('close', () => {
       state.busy -= 1;
       state.idleSince = Date.now();
+      if (state.res === res) state.res = null;
     });
   });
 
@@ -53,24 +60,26 @@ export function drainable(server: http.Server): Drainable {
     drain: (timeoutMs) =>
       new Promise<void>((resolve, reject) => {
         markStopping();
-        const closeIdle = () => {
-          const now = Date.now();
-          for (const [socket, state] of connections) {
-            if (state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
-          }
-        };
-        const poll = setInterval(closeIdle, POLL_MS);
+        // Answers in flight close their connection once written.
+        for (const { res } of connections.values()) if (res !== null && !res.headersSent) res.setHeader('Connection', 'close');
+        // net.Server's close, not http.Server's: the latter closes idle keep-alive connections at once.
+        if (server.listening) net.Server.prototype.close.call(server);
         const timer = setTimeout(() => {
           clearInterval(poll);
           for (const socket of connections.keys()) socket.destroy();
           reject(new Error(`requests still in flight after ${timeoutMs} ms`));
         }, timeoutMs);
-        // net.Server's close, not http.Server's: the latter closes idle keep-alive connections at once.
-        net.Server.prototype.close.call(server, () => {
-          clearInterval(poll);
-          clearTimeout(timer);
-          resolve();
-        });
+        const poll = setInterval(() => {
+          const now = Date.now();
+          for (const [socket, state] of connections) {
+            if (state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
+          }
+          if (connections.size === 0 && !server.listening) {
+            clearInterval(poll);
+            clearTimeout(timer);
+            resolve();
+          }
+        }, POLL_MS);
       }),
   };
 }
