@@ -66,8 +66,9 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
   // of the version that is off is a version mismatch (SOAP 1.2's Upgrade header only with 1.2 on).
   const soap11 = opts.protocols.has('HttpSoap');
   const soap12 = opts.protocols.has('HttpSoap12');
-  const mismatch = (res: Response, root: QName) =>
-    sendFault(res, Soap11, Errors.versionMismatch(root.ns, soap11 ? Soap11.envelopeNs : Soap12.envelopeNs), undefined, soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : []);
+  const expecting = soap11 ? Soap11.envelopeNs : Soap12.envelopeNs;
+  const upgrade: SoapVersion['name'][] = soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : [];
+  const mismatch = (res: Response, root: QName) => sendFault(res, Soap11, Errors.versionMismatch(root.ns, expecting), undefined, upgrade);
 
   return async (req, res) => {
     const contentType = parseContentType(req.headers['content-type']);
