@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config';
 import { runPrimary } from './ops/cluster';
 import { enableClusterMetrics } from './ops/metrics';
 import { log, setLogLevel } from './ops/log';
+import { stopWhenNpmExits } from './ops/npm-parent';
 import { serve } from './ops/server';
 
 /**
@@ -26,9 +27,13 @@ async function main(): Promise<void> {
   }
   setLogLevel(config.logLevel);
 
-  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config);
-  if (cluster.isWorker) enableClusterMetrics();
-  return serve(config, cluster.isWorker ? 'worker' : 'single');
+  if (cluster.isWorker) {
+    enableClusterMetrics();
+    return serve(config, 'worker');
+  }
+  // Stopping with npm goes through the same graceful path as a signal.
+  stopWhenNpmExits(() => process.kill(process.pid, 'SIGTERM'));
+  return config.workers > 1 ? runPrimary(config) : serve(config, 'single');
 }
 
 main().catch((e: unknown) => {

@@ -1,5 +1,8 @@
+import fs from 'fs';
 import net from 'net';
-import { request, type Service, startService, steadyLoad, TOKEN_PATH } from './helpers/service';
+import os from 'os';
+import path from 'path';
+import { MAIN, request, type Service, startService, steadyLoad, TOKEN_PATH } from './helpers/service';
 
 /** Graceful shutdown and the worker processes, on the service as built. */
 
@@ -106,4 +109,30 @@ describe('WORKERS=2', () => {
     // The replacement serves too.
     await s.waitFor((l) => l.msg === 'request' && l.pid !== victim && !s.lines.slice(0, s.lines.indexOf(died)).some((e) => e.pid === l.pid));
   });
+});
+
+(process.platform === 'linux' ? test : test.skip)('under `npm start`, SIGTERM to npm stops the service gracefully: no process is left serving', async () => {
+  // A package whose start script runs the build, as the project's own `npm start` does.
+  const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-npm-'));
+  fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }));
+  try {
+    const s = await service({ command: ['npm', 'start', '--silent', '--prefix', pkg] });
+    const pid = (await s.waitFor((l) => l.msg.startsWith('listening on '))).pid;
+    expect(pid).not.toBe(s.proc.pid);
+    s.proc.kill('SIGTERM');
+    await s.exited;
+    expect(await s.waitFor((l) => l.msg === 'stopped' && l.pid === pid)).toMatchObject({ exitCode: 0 });
+    // Gone (or a zombie waiting for an init process to reap it: no longer running).
+    const running = () => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 60 && running(); i += 1) await new Promise((r) => setTimeout(r, 50));
+    expect(running()).toBe(false);
+  } finally {
+    fs.rmSync(pkg, { recursive: true, force: true });
+  }
 });

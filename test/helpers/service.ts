@@ -63,6 +63,8 @@ export interface StartOptions {
   load?: boolean;
   /** Wait for the start line (default true). */
   waitListening?: boolean;
+  /** What to run instead of `node <build>/src/main.js`. */
+  command?: string[];
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
@@ -80,11 +82,18 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const proc = spawn(process.execPath, [MAIN], { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const [command, ...args] = options.command ?? [process.execPath, MAIN];
+  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
   const lines: LogLine[] = [];
   const text: string[] = [];
   const waiters: (() => void)[] = [];
   let buffered = '';
+  // Ends when every process holding it has exited (under npm start, node outlives npm).
+  let stderrOpen = true;
+  proc.stderr!.once('close', () => {
+    stderrOpen = false;
+    for (const w of waiters.splice(0)) w();
+  });
   proc.stderr!.setEncoding('utf8');
   proc.stderr!.on('data', (chunk: string) => {
     buffered += chunk;
@@ -115,7 +124,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
           clearTimeout(timer);
           return resolve(found);
         }
-        if (proc.exitCode !== null || proc.signalCode !== null) {
+        if ((proc.exitCode !== null || proc.signalCode !== null) && !stderrOpen) {
           clearTimeout(timer);
           return reject(new Error(`exited; stderr:\n${[...text, ...lines.map((l) => JSON.stringify(l))].join('\n')}`));
         }
