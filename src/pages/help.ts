@@ -187,7 +187,8 @@ export function operationHelpPage(
     '',
     ...(protocols.has('HttpPost')
       ? ["          To test the operation using the HTTP POST protocol, click the 'Invoke' button.", '', ...testForm(location, operation)]
-      : ['          No test form is available because this service does not support the HTTP POST protocol.', '']),
+      : // What ASP.NET shows a remote client when the WSDL has no HTTP POST binding.
+        ['          The test form is only available for requests from the local machine.', '']),
     ...SOAP_VERSIONS.filter((version) => protocols.has(version.protocol)).flatMap((version) =>
       section(version.title, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
     ),
