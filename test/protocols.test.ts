@@ -79,5 +79,6 @@ describe.each(recordings.map((r) => [r.protocols, r] as const))('PROTOCOLS=%s', 
     expect(page.includes('<h3>HTTP GET</h3>')).toBe(on.has('HttpGet'));
     expect(page.includes('<h3>HTTP POST</h3>')).toBe(on.has('HttpPost'));
     expect(page.includes('<form')).toBe(on.has('HttpPost'));
+    expect(page.includes('The test form is only available for requests from the local machine.')).toBe(!on.has('HttpPost'));
   });
 });
