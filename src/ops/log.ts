@@ -37,10 +37,10 @@ const options: pino.LoggerOptions = {
   },
 };
 
-// Synchronous writes: a line logged just before an exit (or a crash) is never lost.
+// Writes to a pipe or file are asynchronous; pino flushes what is pending when the process exits.
 const destination = process.stderr.isTTY
   ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-  : pino.destination({ dest: 2, sync: true });
+  : pino.destination({ dest: 2, sync: false });
 
 /** pino itself, for code that wants its API (child loggers, `isLevelEnabled`). */
 export const logger: pino.Logger = pino(options, destination);
