@@ -1,7 +1,7 @@
 import type net from 'node:net';
 
 /** Listens, resolving with the bound port (the real one when asked for port 0). */
-export function listen(server: net.Server, port: number, host: string): Promise<number> {
+function listen(server: net.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -12,7 +12,10 @@ export function listen(server: net.Server, port: number, host: string): Promise<
   });
 }
 
-/** Listens, or ends the process with one line naming the settings (`settings`: e.g. "HOST, PORT"). */
+/**
+ * Listens, resolving with the bound port (the real one for port 0), or ends the process with one
+ * line naming the settings (`settings`: e.g. "HOST, PORT").
+ */
 export async function listenOrExit(server: net.Server, port: number, host: string, settings: string): Promise<number> {
   try {
     return await listen(server, port, host);

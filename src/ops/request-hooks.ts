@@ -25,9 +25,9 @@ export function requestHooks(options: HookOptions): RequestHandler {
     const writtenBefore = req.socket.bytesWritten;
     const offered = req.headers['x-request-id'];
     const requestId = typeof offered === 'string' && ACCEPTABLE_ID.test(offered) ? offered : randomUUID();
+    // Where error logging elsewhere can read it; the Exchange starts from it.
     res.locals.requestId = requestId;
     const ex = exchangeOf(res);
-    ex.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
 
     let done = false;
