@@ -1,4 +1,4 @@
-// The simulated failures in the tests are logged by the server; keep the test output readable.
+// Quiet by default (test/setup-logs.ts applies it); LOG_LEVEL=info npm test shows the server's lines.
 process.env.LOG_LEVEL ??= 'silent';
 
 const { Client } = require('pg');
@@ -6,6 +6,7 @@ const { Client } = require('pg');
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  setupFiles: ['<rootDir>/test/setup-logs.ts'],
 };
 
 /**
@@ -35,12 +36,18 @@ module.exports = async () => {
       ...common,
       displayName: 'postgres',
       testMatch: BEHAVIOUR_SUITES.map((name) => `<rootDir>/test/${name}.test.ts`),
-      setupFiles: ['<rootDir>/test/helpers/use-postgres.js'],
+      setupFiles: [...common.setupFiles, '<rootDir>/test/helpers/use-postgres.js'],
     });
   } else if (process.env.REQUIRE_POSTGRES === '1') {
     throw new Error(`PostgreSQL at ${url} cannot be reached (${why}) and REQUIRE_POSTGRES=1`);
   } else {
     process.stderr.write(`PostgreSQL at ${url} cannot be reached (${why}): the PostgreSQL half of the suite is SKIPPED (REQUIRE_POSTGRES=1 makes this an error)\n`);
   }
-  return { projects, testTimeout: 20000 };
+  return {
+    projects,
+    testTimeout: 20000,
+    // One build of the service for the suites that run it as a process (test/helpers/service.ts).
+    globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+    globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  };
 };

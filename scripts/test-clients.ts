@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
+import { setLogLevel } from '../src/ops/log';
 import { fileSource, importFiles } from '../src/store/import';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
@@ -326,8 +327,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const selected = argv.length === 0 ? CLIENTS : CLIENTS.filter((c) => argv.includes(c.name));
   const required = process.env.CLIENTS_REQUIRED === '1';
-  // The service logs failed operations on stderr; here its answers are what is under test.
-  process.env.LOG_LEVEL ??= 'silent';
+  // The service logs every request on stderr; here its answers are what is under test.
+  setLogLevel(loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }).logLevel);
 
   const dir = mkdtempSync(join(tmpdir(), 'student-info-clients-'));
   const sqlitePath = join(dir, 'clients.db');

@@ -4,7 +4,9 @@ import { send } from './bindings/send';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config, Limits } from './config';
 import { Errors, type HostError, HostErrors } from './errors';
-import { log } from './log';
+import { protocolVerdict, type RequestKind } from './bindings/protocols';
+import { exchangeOf } from './ops/exchange';
+import { requestHooks } from './ops/request-hooks';
 import { createServicePages } from './pages';
 import { createErrorPage } from './pages/error-page';
 import { WsdlCatalog } from './pages/wsdl';
@@ -27,7 +29,7 @@ interface EndpointBindings {
  */
 export async function createApp(config: Config, store: Store): Promise<express.Express> {
   const services = createServices(store);
-  const catalog = new WsdlCatalog(config.xmlNamespace);
+  const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
   const pages = createServicePages(config, catalog);
   const errorPage = createErrorPage(config.basePath);
 
@@ -43,6 +45,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
         wsdl: catalog.text(spec.name, `http://localhost/${spec.name}.asmx`),
         operations,
         xmlLimits: { maxDepth: config.limits.maxXmlDepth, maxElements: config.limits.maxXmlElements },
+        protocols: config.protocols,
       }),
       http: createHttpBinding(spec, config.xmlNamespace, operations, config.limits.maxFormKeys),
     });
@@ -54,6 +57,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
+  app.use(requestHooks(config));
 
   /** The body of a POST, read within the size limit; false when the request has been answered. */
   const bodyOf = async (req: Request, res: Response, refuse: () => void): Promise<boolean> => {
@@ -74,6 +78,13 @@ export async function createApp(config: Config, store: Store): Promise<express.E
     if (!match || endpoint === undefined) return next();
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
+    const ex = exchangeOf(res);
+    ex.endpoint = endpoint.name;
+    const kind = requestKind(req.method, opName);
+    // The SOAP binding names its version once it has read the envelope.
+    if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
+    const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
+    if (verdict !== 'take') return errorPage(res, verdict);
 
     // HEAD is not GET for ASMX: no protocol accepts it, nor any method but GET and POST. On a service
     // page that is a 405, and a URL naming no operation (HEAD or PUT on /X.asmx/Op, or /X.asmx/ with
@@ -97,7 +108,8 @@ export async function createApp(config: Config, store: Store): Promise<express.E
 
   // The last line: a failure no binding foresaw. The client gets ASP.NET's generic text, never internals.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    log.error('request failed', { error: err });
+    // Logged with its stack under the request's id by the request hooks.
+    exchangeOf(res).error = err;
     if (res.headersSent) return void res.destroy();
     send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, `${Errors.internal().message}\r\n`);
   });
@@ -127,6 +139,12 @@ function sendHostError(req: Request, res: Response, error: HostError): void {
   // http.sys closes a connection whose request it could not read; request filtering keeps it.
   if (error.status === 404) answer();
   else answerAndClose(req, res, answer);
+}
+
+function requestKind(method: string, opName: string | undefined): RequestKind | undefined {
+  if (method === 'POST') return opName === undefined ? 'soap' : 'httppost';
+  if (method === 'GET' || method === 'HEAD') return opName === undefined ? 'page' : 'httpget';
+  return undefined;
 }
 
 function escapeRegExp(s: string): string {

@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /**
  * Configuration from the environment, validated once at start. A bad value is a ConfigError whose
  * message is one line naming the variable; main turns it into exit code 1.
@@ -19,6 +21,17 @@ export interface Config {
   databasePoolSize: number;
   /** Bounds every PostgreSQL statement (and the wait for a connection), so no request waits forever. */
   databaseStatementTimeoutMs: number;
+  /** pino's level names; `silent` turns logging off. */
+  logLevel: LogLevel;
+  /** The admin listener (/metrics, /healthz, /readyz); port 0 turns it off. */
+  adminPort: number;
+  adminHost: string;
+  /** How long in-flight requests may take to finish after SIGTERM before the process gives up. */
+  shutdownTimeoutMs: number;
+  /** Processes serving the one port (node cluster); 1 runs without a cluster primary. */
+  workers: number;
+  /** The `<webServices><protocols>` of a legacy web.config: what this host answers. */
+  protocols: ReadonlySet<Protocol>;
   limits: Limits;
 }
 
@@ -42,17 +55,56 @@ export interface Limits {
   maxFormKeys: number;
 }
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** ASMX's protocol names, as a web.config lists them. */
+export const PROTOCOLS = ['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
 type Env = Record<string, string | undefined>;
 
-function port(value: string): number {
+function port(name: string, value: string): number {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
-    throw new ConfigError(`PORT must be a whole number from 0 to 65535, got "${value}"`);
+    throw new ConfigError(`${name} must be a whole number from 0 to 65535, got "${value}"`);
   }
   return Number(value);
+}
+
+function wholeNumber(name: string, value: string, min: number, max: number): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((a) => a === value.trim().toLowerCase());
+  if (found === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return found;
+}
+
+/** `auto` is one process per CPU. */
+function workers(value: string, cpus: number): number {
+  if (value.trim().toLowerCase() === 'auto') return Math.max(1, cpus);
+  return wholeNumber('WORKERS', value, 1, 256);
+}
+
+/** A comma-separated list of ASMX protocol names, matched without regard to case as web.config does. */
+function protocols(value: string): ReadonlySet<Protocol> {
+  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  if (names.length === 0) throw new ConfigError(`PROTOCOLS must list at least one of ${PROTOCOLS.join(', ')}`);
+  const set = new Set<Protocol>();
+  for (const name of names) {
+    const p = PROTOCOLS.find((known) => known.toLowerCase() === name.toLowerCase());
+    if (p === undefined) throw new ConfigError(`PROTOCOLS must list names from ${PROTOCOLS.join(', ')}, got "${name}"`);
+    set.add(p);
+  }
+  return set;
 }
 
 function absoluteUrl(name: string, value: string): string {
@@ -105,15 +157,9 @@ function postgresUrl(value: string): string {
   return value;
 }
 
-function wholeNumber(name: string, value: string, min: number, max: number): number {
-  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  }
-  return Number(value);
-}
 
-function host(value: string): string {
-  if (value.trim() === '' || /\s/.test(value)) throw new ConfigError(`HOST must be a host name or address, got "${value}"`);
+function host(name: string, value: string): string {
+  if (value.trim() === '' || /\s/.test(value)) throw new ConfigError(`${name} must be a host name or address, got "${value}"`);
   return value;
 }
 
@@ -122,13 +168,13 @@ function nonEmpty(name: string, value: string): string {
   return value;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env, cpus: number = availableParallelism()): Config {
   const get = (name: string, fallback: string) => env[name] ?? fallback;
   const publicUrl = env.PUBLIC_URL;
   const databaseUrl = env.DATABASE_URL;
   return {
-    port: port(get('PORT', '8080')),
-    host: host(get('HOST', '0.0.0.0')),
+    port: port('PORT', get('PORT', '8080')),
+    host: host('HOST', get('HOST', '0.0.0.0')),
     xmlNamespace: namespaceUri(get('XML_NAMESPACE', 'http://tempuri.org/')),
     basePath: basePath(get('BASE_PATH', '')),
     publicUrl: publicUrl === undefined || publicUrl === '' ? null : absoluteUrl('PUBLIC_URL', publicUrl).replace(/\/+$/, ''),
@@ -137,6 +183,12 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrl === undefined || databaseUrl === '' ? null : postgresUrl(databaseUrl),
     databasePoolSize: wholeNumber('DATABASE_POOL_SIZE', get('DATABASE_POOL_SIZE', '10'), 1, 1000),
     databaseStatementTimeoutMs: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', get('DATABASE_STATEMENT_TIMEOUT_MS', '5000'), 1, 3_600_000),
+    logLevel: oneOf('LOG_LEVEL', get('LOG_LEVEL', 'info'), LOG_LEVELS),
+    adminPort: port('ADMIN_PORT', get('ADMIN_PORT', '9464')),
+    adminHost: host('ADMIN_HOST', get('ADMIN_HOST', '127.0.0.1')),
+    shutdownTimeoutMs: wholeNumber('SHUTDOWN_TIMEOUT_MS', get('SHUTDOWN_TIMEOUT_MS', '10000'), 1, 3_600_000),
+    workers: workers(get('WORKERS', '1'), cpus),
+    protocols: protocols(get('PROTOCOLS', PROTOCOLS.join(','))),
     limits: loadLimits(get),
   };
 }

@@ -45,9 +45,9 @@ export const Errors = {
     ]),
   actionNotRecognized: (action: string) =>
     new AsmxError('Client', [`Unable to handle request. The action '${action}' was not recognized.`]),
-  versionMismatch: (envelopeNs: string) =>
+  versionMismatch: (envelopeNs: string, expecting: string = SOAP11_ENVELOPE) =>
     new AsmxError('VersionMismatch', [
-      `Possible SOAP version mismatch: Envelope namespace ${envelopeNs} was unexpected. Expecting ${SOAP11_ENVELOPE}.`,
+      `Possible SOAP version mismatch: Envelope namespace ${envelopeNs} was unexpected. Expecting ${expecting}.`,
     ]),
 
   mustUnderstand: (header: string) => new AsmxError('MustUnderstand', [`SOAP header ${header} was not understood.`]),

@@ -1,8 +1,11 @@
-import { createApp } from './app';
+import cluster from 'node:cluster';
+import fs from 'node:fs';
 import { ConfigError, loadConfig } from './config';
-import { log } from './log';
-import { openStore, StoreOpenError } from './store/open';
-import { createServer } from './transport/server';
+import { runPrimary } from './ops/cluster';
+import { enableClusterMetrics } from './ops/metrics';
+import { log, setLogLevel } from './ops/log';
+import { stopWhenNpmExits } from './ops/npm-parent';
+import { serve } from './ops/server';
 
 /**
  * The last line: an exception nothing caught leaves the process in a state nobody reasoned about.
@@ -16,7 +19,14 @@ function exitOnUncaught(kind: string, error: unknown): void {
 process.on('uncaughtException', (e) => exitOnUncaught('uncaught exception', e));
 process.on('unhandledRejection', (e) => exitOnUncaught('unhandled rejection', e));
 
+/**
+ * The process model. Settings come from the environment and, when there is one, a `.env` file in the
+ * working directory (the environment wins). WORKERS=1 serves from this process; WORKERS>1 makes this
+ * process a cluster primary that forks the workers (each runs this file again as a worker).
+ */
 async function main(): Promise<void> {
+  // Node's own loader: the variables already set are kept, as dotenv does.
+  if (fs.existsSync('.env')) process.loadEnvFile('.env');
   let config;
   try {
     config = loadConfig();
@@ -27,36 +37,18 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  setLogLevel(config.logLevel);
 
-  let store;
-  try {
-    store = await openStore(config);
-  } catch (e) {
-    if (e instanceof StoreOpenError) {
-      process.stderr.write(`error: ${e.message}\n`);
-      process.exit(1);
-    }
-    throw e;
+  if (cluster.isWorker) {
+    enableClusterMetrics();
+    return serve(config, 'worker');
   }
-  const app = await createApp(config, store);
-  const server = createServer(config.limits, app);
-  server.listen(config.port, config.host, () => {
-    log.info('listening', { host: config.host, port: config.port, basePath: config.basePath, store: store.location });
-  });
-  server.on('error', (e) => {
-    process.stderr.write(`error: cannot listen on ${config.host}:${config.port}: ${e.message}\n`);
-    process.exit(1);
-  });
-
-  const stop = () => {
-    log.info('stopping');
-    server.close(() => {
-      void store.close().then(() => process.exit(0));
-    });
-    setTimeout(() => process.exit(0), 10_000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  // Stopping with npm goes through the same graceful path as a signal.
+  stopWhenNpmExits(() => process.kill(process.pid, 'SIGTERM'));
+  return config.workers > 1 ? runPrimary(config) : serve(config, 'single');
 }
 
-void main();
+main().catch((e: unknown) => {
+  log.error('could not start', { error: e });
+  process.exit(1);
+});

@@ -26,12 +26,30 @@ test('defaults', () => {
       maxXmlElements: 10000,
       maxFormKeys: 1000,
     },
+    logLevel: 'info',
+    adminPort: 9464,
+    adminHost: '127.0.0.1',
+    shutdownTimeoutMs: 10000,
+    workers: 1,
+    protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
   });
 });
 
 test('limits are read from the environment', () => {
   const c = loadConfig({ MAX_BODY_BYTES: '1024', MAX_QUERY_BYTES: '100', REQUEST_TIMEOUT_MS: '500', MAX_XML_DEPTH: '8' });
   expect(c.limits).toMatchObject({ maxBodyBytes: 1024, maxQueryBytes: 100, requestTimeoutMs: 500, maxXmlDepth: 8 });
+});
+
+test('operations settings', () => {
+  expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
+  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500' })).toMatchObject({
+    workers: 3,
+    logLevel: 'debug',
+    adminPort: 0,
+    shutdownTimeoutMs: 2500,
+  });
+  // web.config names are matched without regard to case
+  expect([...loadConfig({ PROTOCOLS: 'httpsoap, HttpPost' }).protocols]).toEqual(['HttpSoap', 'HttpPost']);
 });
 
 test('values are read and normalised', () => {
@@ -54,6 +72,14 @@ test.each([
   [{ MAX_BODY_BYTES: '4mb' }, /^MAX_BODY_BYTES must be a whole number/],
   [{ MAX_QUERY_BYTES: '0' }, /^MAX_QUERY_BYTES /],
   [{ REQUEST_TIMEOUT_MS: '-1' }, /^REQUEST_TIMEOUT_MS /],
+  [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+  [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
+  [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
+  [{ SHUTDOWN_TIMEOUT_MS: '0' }, /^SHUTDOWN_TIMEOUT_MS /],
+  [{ WORKERS: '0' }, /^WORKERS /],
+  [{ WORKERS: 'many' }, /^WORKERS /],
+  [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],
+  [{ PROTOCOLS: ' , ' }, /^PROTOCOLS must list at least one/],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

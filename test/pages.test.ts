@@ -4,7 +4,7 @@ import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { parseStringPromise } from 'xml2js';
-import { type Config, loadConfig } from '../src/config';
+import { type Config, loadConfig, PROTOCOLS } from '../src/config';
 import { createServicePages } from '../src/pages';
 import { discoDocument } from '../src/pages/disco';
 import { WsdlCatalog } from '../src/pages/wsdl';
@@ -38,17 +38,7 @@ function expectedWsdl(endpoint: string, baseUrl: string, ns = TEMPURI): string {
 
 function config(overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({}),
-    port: 0,
-    host: '127.0.0.1',
-    xmlNamespace: TEMPURI,
-    basePath: '',
-    publicUrl: null,
-    trustProxy: false,
-    sqlitePath: ':memory:',
-    databaseUrl: null,
-    databasePoolSize: 10,
-    databaseStatementTimeoutMs: 5000,
+    ...loadConfig({ PORT: '0', HOST: '127.0.0.1', SQLITE_PATH: ':memory:' }),
     ...overrides,
   };
 }
@@ -246,7 +236,7 @@ describe('GET /X.asmx?disco', () => {
   });
 
   it('follows the namespace and the service URL', async () => {
-    const doc = await parseStringPromise(discoDocument('https://h/S/AboutUs.asmx', findEndpoint('AboutUs')!, 'urn:x&y'));
+    const doc = await parseStringPromise(discoDocument('https://h/S/AboutUs.asmx', findEndpoint('AboutUs')!, 'urn:x&y', new Set(PROTOCOLS)));
     expect(doc.discovery.contractRef[0].$).toMatchObject({ ref: 'https://h/S/AboutUs.asmx?wsdl', docRef: 'https://h/S/AboutUs.asmx' });
     expect(doc.discovery.soap.map((s: { $: Record<string, string> }) => s.$)).toEqual([
       { address: 'https://h/S/AboutUs.asmx', 'xmlns:q1': 'urn:x&y', binding: 'q1:AboutUsSoap', xmlns: 'http://schemas.xmlsoap.org/disco/soap/' },

@@ -6,6 +6,7 @@
 import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../services/contract';
 import { STUDENT_FIELDS } from '../services/types';
 import { escapeMarkup } from '../escape';
+import { PROTOCOLS, type Protocol } from '../config';
 
 const NL = '\r\n';
 const TEMPURI = 'http://tempuri.org/';
@@ -71,6 +72,7 @@ const PLACEHOLDERS_TEXT = 'The <font class=value>placeholders</font> shown need 
 const SOAP_VERSIONS = [
   {
     title: 'SOAP 1.1',
+    protocol: 'HttpSoap',
     prefix: 'soap',
     envelopeNs: 'http://schemas.xmlsoap.org/soap/envelope/',
     contentType: 'text/xml; charset=utf-8',
@@ -78,6 +80,7 @@ const SOAP_VERSIONS = [
   },
   {
     title: 'SOAP 1.2',
+    protocol: 'HttpSoap12',
     prefix: 'soap12',
     envelopeNs: 'http://www.w3.org/2003/05/soap-envelope',
     contentType: 'application/soap+xml; charset=utf-8',
@@ -164,9 +167,16 @@ export function serviceHelpPage(serviceUrl: string, endpoint: EndpointSpec, ns: 
 }
 
 /** `GET /X.asmx?op=Op` for an operation of the service: test form and sample messages. */
-export function operationHelpPage(serviceUrl: string, endpoint: EndpointSpec, ns: string, operation: OperationSpec): string {
+export function operationHelpPage(
+  serviceUrl: string,
+  endpoint: EndpointSpec,
+  ns: string,
+  operation: OperationSpec,
+  protocols: ReadonlySet<Protocol> = new Set(PROTOCOLS),
+): string {
   const location = locate(serviceUrl, endpoint);
   const op = escapeMarkup(operation.name);
+  // Only the enabled protocols have samples, and the test form needs HTTP POST.
   return page(endpoint, location, [
     '      <span>',
     `          <p class="intro">Click <a href="${location.file}">here</a> for a complete list of operations.</p>`,
@@ -175,14 +185,15 @@ export function operationHelpPage(serviceUrl: string, endpoint: EndpointSpec, ns
     '',
     '          <h3>Test</h3>',
     '',
-    "          To test the operation using the HTTP POST protocol, click the 'Invoke' button.",
-    '',
-    ...testForm(location, operation),
-    ...SOAP_VERSIONS.flatMap((version) =>
+    ...(protocols.has('HttpPost')
+      ? ["          To test the operation using the HTTP POST protocol, click the 'Invoke' button.", '', ...testForm(location, operation)]
+      : // What ASP.NET shows a remote client when the WSDL has no HTTP POST binding.
+        ['          The test form is only available for requests from the local machine.', '']),
+    ...SOAP_VERSIONS.filter((version) => protocols.has(version.protocol)).flatMap((version) =>
       section(version.title, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
     ),
-    ...section('HTTP GET', httpGetRequest(location, operation), httpResponse(ns, operation)),
-    ...section('HTTP POST', httpPostRequest(location, operation), httpResponse(ns, operation)),
+    ...(protocols.has('HttpGet') ? section('HTTP GET', httpGetRequest(location, operation), httpResponse(ns, operation)) : []),
+    ...(protocols.has('HttpPost') ? section('HTTP POST', httpPostRequest(location, operation), httpResponse(ns, operation)) : []),
     '      </span>',
   ]);
 }

@@ -60,7 +60,7 @@ export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageH
     const url = serviceUrl(req, cfg, endpoint.name);
     const valueless = queryValue(query, null)?.toLowerCase();
     if (valueless === 'wsdl') return reply(res, 200, 'text/xml; charset=utf-8', wsdl.text(endpoint.name, url));
-    if (valueless === 'disco') return reply(res, 200, 'text/xml; charset=utf-8', discoDocument(url, endpoint, ns));
+    if (valueless === 'disco') return reply(res, 200, 'text/xml; charset=utf-8', discoDocument(url, endpoint, ns, cfg.protocols));
 
     const html = 'text/html; charset=utf-8';
     const requested = queryValue(query, 'op');
@@ -73,7 +73,7 @@ export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageH
       html,
       operation === undefined
         ? methodNotFoundPage(url, endpoint, ns, requested)
-        : operationHelpPage(url, endpoint, ns, operation),
+        : operationHelpPage(url, endpoint, ns, operation, cfg.protocols),
     );
   };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ENDPOINTS, findEndpoint, soapActionOf } from '../services/contract';
 import { projectRoot } from '../paths';
 import { escapeMarkup } from '../escape';
+import { PROTOCOLS, type Protocol } from '../config';
 
 const NAMESPACE_PLACEHOLDER = '{xml_namespace}';
 const BASE_URL_PLACEHOLDER = '{base_url}';
@@ -20,14 +21,18 @@ export class WsdlCatalog {
   /** Per endpoint, the document split at its addresses: text() joins the pieces with the URL. */
   private readonly pieces = new Map<string, readonly string[]>();
 
-  constructor(xmlNamespace: string, wsdlDir: string = path.join(projectRoot, 'wsdl')) {
+  constructor(
+    xmlNamespace: string,
+    wsdlDir: string = path.join(projectRoot, 'wsdl'),
+    protocols: ReadonlySet<Protocol> = new Set(PROTOCOLS),
+  ) {
     const ns = escapeMarkup(xmlNamespace);
     const actionPrefix = escapeMarkup(soapActionOf(xmlNamespace, ''));
     for (const { name } of ENDPOINTS) {
       const file = path.join(wsdlDir, `${name}.wsdl`);
       let template: string;
       try {
-        template = fs.readFileSync(file, 'utf8');
+        template = forProtocols(fs.readFileSync(file, 'utf8'), name, protocols);
       } catch (err) {
         throw new Error(`Cannot read the service description of ${name} at ${file}: ${(err as Error).message}`);
       }
@@ -49,4 +54,44 @@ export class WsdlCatalog {
     if (parts === undefined) throw new Error(`No service description for endpoint "${endpoint}"`);
     return parts.join(escapeMarkup(serviceUrl));
   }
+}
+
+/** A binding's suffix in the WSDL's names (`XSoap12`, `OpHttpGetIn`) and the protocol that enables it. */
+const SUFFIXES: readonly (readonly [string, Protocol])[] = [
+  ['Soap12', 'HttpSoap12'],
+  ['Soap', 'HttpSoap'],
+  ['HttpGet', 'HttpGet'],
+  ['HttpPost', 'HttpPost'],
+];
+
+/**
+ * The description as ASMX writes it for the enabled protocols: a binding and its port exist only for
+ * an enabled protocol; messages and port types are shared by both SOAP versions, and when only SOAP 1.2
+ * is on they take its name (`OpSoap12In`, `XSoap12`); without SOAP there are no types either.
+ */
+function forProtocols(template: string, endpoint: string, protocols: ReadonlySet<Protocol>): string {
+  const soap11 = protocols.has('HttpSoap');
+  const soap = soap11 || protocols.has('HttpSoap12');
+  const element = /^ *<wsdl:(message|portType|binding|port) name="([^"]+)"[^>]*?(?:\/>|>[\s\S]*?<\/wsdl:\1>)\r?\n/gm;
+  let text = template.replace(element, (whole, tag: string, name: string) => {
+    // Messages are named after the operation, the rest after the endpoint.
+    const suffix = tag === 'message' ? name.replace(/(In|Out)$/, '') : name.slice(endpoint.length);
+    const found = SUFFIXES.find(([s]) => suffix.endsWith(s));
+    if (found === undefined) return whole;
+    const [s, protocol] = found;
+    const shared = s === 'Soap' && (tag === 'message' || tag === 'portType');
+    return (shared ? soap : protocols.has(protocol)) ? whole : '';
+  });
+  if (!soap) {
+    // The operations' wrapper elements are SOAP's; what HTTP answers with (string, ArrayOf...) stays.
+    const operations = findEndpoint(endpoint)?.operations.flatMap((op) => [op.name, `${op.name}Response`]) ?? [];
+    const wrapper = new RegExp(`^      <s:element name="(?:${operations.join('|')})"(?: />|>[\\s\\S]*?\\n      </s:element>)\\r?\\n`, 'gm');
+    text = text.replace(wrapper, '').replace(/<wsdl:types>\s*<s:schema [^>]*>\s*<\/s:schema>\s*<\/wsdl:types>/, '<wsdl:types />');
+  } else if (!soap11) {
+    text = text
+      .replace(/Soap(In|Out)"/g, 'Soap12$1"')
+      .split(`name="${endpoint}Soap"`).join(`name="${endpoint}Soap12"`)
+      .split(`type="tns:${endpoint}Soap"`).join(`type="tns:${endpoint}Soap12"`);
+  }
+  return text;
 }

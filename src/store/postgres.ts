@@ -4,9 +4,9 @@ import { Client, type ClientConfig, Pool, type QueryConfig } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { log } from '../log';
 import type { StudentInfo } from '../services/types';
-import { migratePostgres } from './migrations';
+import { migratePostgres, PG_MIGRATIONS } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
-import type { ImportSession, OutboxEntry, Store } from './store';
+import type { ImportSession, OutboxEntry, PoolUsage, RowCounts, Store } from './store';
 
 export interface PostgresOptions {
   url: string;
@@ -146,6 +146,22 @@ export class PostgresStore implements Store {
       throw err;
     }
     return SqlImportSession.begin(conn);
+  }
+
+  async ping(): Promise<void> {
+    const { rows } = await this.pool.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_version');
+    const version = rows[0]?.version ?? 0;
+    if (version !== PG_MIGRATIONS.length) throw new Error(`schema version ${version}, expected ${PG_MIGRATIONS.length}`);
+  }
+
+  async counts(): Promise<RowCounts> {
+    // count(*) is a bigint, which pg hands over as a string.
+    const [row] = await this.query<{ students: string; devices: string }>('counts', []);
+    return { students: Number(row.students), devices: Number(row.devices) };
+  }
+
+  poolUsage(): PoolUsage {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ export const QUERIES = {
   enqueueAuthCode: 'INSERT INTO auth_code_outbox (code, phone, created_at) VALUES (?, ?, ?)',
   pendingAuthCodes: `SELECT id, code, phone, created_at FROM auth_code_outbox
     WHERE delivered_at IS NULL ORDER BY id LIMIT ?`,
+  counts: 'SELECT (SELECT count(*) FROM students) AS students, (SELECT count(*) FROM devices) AS devices',
 } as const;
 
 /** The import's staging tables: temporary, private to the importing connection, gone with it. */

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
-import { migrate } from './migrations';
+import { MIGRATIONS, migrate } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING, type StagingTable } from './sql';
-import type { ImportSession, OutboxEntry, Store } from './store';
+import type { ImportSession, OutboxEntry, RowCounts, Store } from './store';
 
 /**
  * How long a writer waits for another process's lock (an import's final merge, another worker's
@@ -30,11 +30,14 @@ export class SqliteStore implements Store {
   private readonly selectToken: Database.Statement<[string], { token: string }>;
   private readonly insertOutbox: Database.Statement<[string | null, string | null, string]>;
   private readonly selectPending: Database.Statement<[number], OutboxRow>;
+  /** The file opened (device and inode), or null for a database without one. */
+  private readonly file: string | null;
 
   constructor(readonly location: string) {
     // ':memory:' and '' (a private temporary database) have no directory to create.
     if (location !== ':memory:' && location !== '') mkdirSync(dirname(location), { recursive: true });
     this.db = new Database(location);
+    this.file = location === ':memory:' || location === '' ? null : fileIdentity(location);
     try {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -102,8 +105,30 @@ export class SqliteStore implements Store {
     return SqlImportSession.begin(conn);
   }
 
+  async ping(): Promise<void> {
+    if (!this.db.open) throw new Error('the database is closed');
+    // An open handle keeps answering from a file that was deleted or replaced; the next start would
+    // not find it, so the store at this path is not the one being served.
+    if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
+    const version = this.db.pragma('user_version', { simple: true });
+    if (version !== MIGRATIONS.length) throw new Error(`schema version ${String(version)}, expected ${MIGRATIONS.length}`);
+  }
+
+  async counts(): Promise<RowCounts> {
+    return this.db.prepare(QUERIES.counts).get() as RowCounts;
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+  }
+}
+
+function fileIdentity(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
   }
 }
 

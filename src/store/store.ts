@@ -19,9 +19,13 @@ export interface OutboxEntry {
   createdAt: string;
 }
 
-export interface ImportCounts {
+/** Rows of each table a school system fills. */
+export interface RowCounts {
   students: number;
   devices: number;
+}
+
+export interface ImportCounts extends RowCounts {
   /** Students removed by a replacing import (absent from the file, in a school it names). */
   removed: number;
 }
@@ -66,5 +70,21 @@ export interface Store {
   /** The AuthCode requests not yet delivered, oldest first. */
   pendingAuthCodes(limit: number): Promise<OutboxEntry[]>;
   beginImport(): Promise<ImportSession>;
+  /**
+   * Resolves when the store answers and its schema is the one this program migrates to; rejects
+   * otherwise. Cheap: readiness probes call it every few seconds.
+   */
+  ping(): Promise<void>;
+  /** How many rows the store holds, for the start line. */
+  counts(): Promise<RowCounts>;
+  /** A pooled store's connections, for the metrics; absent when there is no pool. */
+  poolUsage?(): PoolUsage;
   close(): Promise<void>;
+}
+
+export interface PoolUsage {
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }

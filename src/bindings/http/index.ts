@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { AsmxError, Errors } from '../../errors';
-import { log } from '../../log';
+import { exchangeOf, reportFault } from '../../ops/exchange';
 import { charFromHttpValue } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
@@ -42,6 +42,7 @@ export function createHttpBinding(
   const handle = async (opName: string, req: Request, res: Response): Promise<void> => {
     try {
       const op = compiled.get(opName) ?? fail(wrongName(endpoint, opName));
+      exchangeOf(res).operation = op.spec.name;
       const pairs = op.spec.params.length === 0 ? [] : parametersOf(req, maxFormKeys);
       const values = op.spec.params.map((p) => {
         const value = lookup(pairs, p.name);
@@ -54,10 +55,10 @@ export function createHttpBinding(
       if (body === null) send(res, 200, cache);
       else send(res, 200, { ...cache, 'Content-Type': 'text/xml; charset=utf-8' }, body);
     } catch (e) {
-      sendError(res, e, endpoint, opName);
+      sendError(res, e);
     }
   };
-  return { handle, tooLarge: (res) => sendError(res, Errors.formTooLarge(), endpoint, '') };
+  return { handle, tooLarge: (res) => sendError(res, Errors.formTooLarge()) };
 }
 
 function fail(error: AsmxError): never {
@@ -71,12 +72,9 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
   return real ? Errors.methodCase(asked, real.name) : Errors.methodNotValid(asked);
 }
 
-function sendError(res: Response, e: unknown, endpoint: EndpointSpec, opName: string): void {
-  let error: AsmxError;
-  if (e instanceof AsmxError) error = e;
-  else {
-    log.error('operation failed', { endpoint: endpoint.name, operation: opName, error: e });
-    error = Errors.internal();
-  }
+/** An unexpected failure is answered with the generic text; the request hooks log its cause. */
+function sendError(res: Response, e: unknown): void {
+  const error = e instanceof AsmxError ? e : Errors.internal();
+  reportFault(res, error, e);
   send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, error.message + '\r\n');
 }

@@ -1,12 +1,13 @@
 import type { Request, Response } from 'express';
 import * as soap from 'soap';
 import { AsmxError, Errors } from '../../errors';
-import { log } from '../../log';
+import { exchangeOf, reportFault } from '../../ops/exchange';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
 import type { Operation } from '../../services/types';
 import { escapeAttribute, escapeText } from '../../escape';
 import { compileAnswerWriter } from '../answers';
+import type { Protocol } from '../../config';
 import { send } from '../send';
 import { urlDecode } from '../url-decode';
 import { decodeEnvelope } from './encoding';
@@ -32,6 +33,9 @@ interface NodeSoapHooks {
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
+  fault?: AsmxError;
+  cause?: unknown;
 }
 const CONTEXT = Symbol('asmx.request');
 
@@ -54,6 +58,8 @@ export interface SoapBindingOptions {
   ns: string;
   operations: ReadonlyMap<string, Operation>;
   xmlLimits: XmlLimits;
+  /** The SOAP versions the protocols switch leaves on (HttpSoap, HttpSoap12); at least one. */
+  protocols: ReadonlySet<Protocol>;
 }
 
 export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
@@ -65,14 +71,24 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     '1.2': await nodeSoapServer(opts, Soap12),
   };
 
+  // With one version switched off, every request goes through the other's routing, and an envelope
+  // of the version that is off is a version mismatch (SOAP 1.2's Upgrade header only with 1.2 on).
+  const soap11 = opts.protocols.has('HttpSoap');
+  const soap12 = opts.protocols.has('HttpSoap12');
+  const expecting = soap11 ? Soap11.envelopeNs : Soap12.envelopeNs;
+  const upgrade: SoapVersion['name'][] = soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : [];
+  const mismatch = (res: Response, root: QName) => sendFault(res, Soap11, Errors.versionMismatch(root.ns, expecting), undefined, upgrade);
+
   const answer = async (req: Request, res: Response): Promise<void> => {
     const contentType = parseContentType(req.headers['content-type']);
     const soapAction = header(req, 'soapaction');
-    const routeByAction = contentType.type === 'text/xml' && soapAction !== undefined;
+    const routeByAction = soap11 && soapAction !== undefined && (contentType.type === 'text/xml' || !soap12);
     if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
       // An unsupported media type is answered in the version a SOAPAction header suggests.
       return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12);
     }
+    // SOAP 1.1 routing alone reads nothing before the SOAPAction header.
+    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
@@ -103,7 +119,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     }
     const { scan } = scanned;
     const version = versionOf(scan.root);
-    if (version === null) return sendFault(res, Soap11, Errors.versionMismatch(scan.root.ns));
+    if (version === null || (version === Soap11 && !soap11) || (version === Soap12 && !soap12)) return mismatch(res, scan.root);
     if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap11);
     if (!scan.hasBody) return sendFault(res, version, Errors.missingBody(!named));
     op ??= bodyOperation(endpoint, ns, scan.bodyChild);
@@ -114,6 +130,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       return sendEmpty(res, 400, version);
     }
 
+    exchangeOf(res).operation = op.name;
     const context: RequestContext = { scan };
     const result = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
       url: path,
@@ -121,9 +138,10 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       headers: { soapaction: soapActionOf(ns, op.name), [CONTEXT]: context } as Record<string, string>,
       connection: { remoteAddress: req.socket.remoteAddress },
     });
+    if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
-    if (!result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal());
+    if (!result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
     return sendSoap(res, result.statusCode, version, result.body, 'private');
   };
 
@@ -132,10 +150,13 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
       try {
         await answer(req, res);
       } catch (e) {
-        // A failure no rule above foresaw: the server fault, in the version the request asked for.
-        log.error('request failed', { endpoint: endpoint.name, error: e });
-        if (res.headersSent) return void res.destroy();
-        sendFault(res, requestedVersion(req), Errors.internal());
+        // A failure no rule above foresaw: the server fault, in the version the request asked for; the
+        // request hooks log the cause with the request's id.
+        if (res.headersSent) {
+          exchangeOf(res).error = e;
+          return void res.destroy();
+        }
+        sendFault(res, requestedVersion(req), Errors.internal(), e);
       }
     },
     tooLarge: (req, res) => {
@@ -186,7 +207,10 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
         return { _xml: writer.soap(await run(...values)) };
       } catch (e) {
-        throw faultFor(e, endpoint, op);
+        const context = req.headers[CONTEXT];
+        context.fault = e instanceof AsmxError ? e : Errors.internal();
+        context.cause = e;
+        throw { Fault: { asmx: context.fault } } satisfies FaultCarrier;
       }
     };
   }
@@ -226,12 +250,6 @@ function readArguments(op: OperationSpec, ns: string, args: Record<string, unkno
     const { line, column } = lineAndColumn(context.scan.source, scanned?.nextIndex ?? 0);
     throw Errors.badXmlValue(line, column, converted.reasons);
   });
-}
-
-function faultFor(e: unknown, endpoint: EndpointSpec, op: OperationSpec): FaultCarrier {
-  if (e instanceof AsmxError) return { Fault: { asmx: e } };
-  log.error('operation failed', { endpoint: endpoint.name, operation: op.name, error: e });
-  return { Fault: { asmx: Errors.internal() } };
 }
 
 function bodyIs(scan: EnvelopeScan, ns: string, op: OperationSpec): boolean {
@@ -274,8 +292,9 @@ function header(req: Request, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function sendFault(res: Response, version: SoapVersion, error: AsmxError): void {
-  sendSoap(res, 500, version, version.fault(error), 'private');
+function sendFault(res: Response, version: SoapVersion, error: AsmxError, cause?: unknown, upgrade?: readonly SoapVersion['name'][]): void {
+  reportFault(res, error, cause);
+  sendSoap(res, 500, version, version.fault(error, upgrade), 'private');
 }
 
 function sendEmpty(res: Response, status: number, version: SoapVersion): void {
@@ -287,5 +306,6 @@ function versionOf(root: QName | null): SoapVersion | null {
 }
 
 function sendSoap(res: Response, status: number, version: SoapVersion, body: string, cacheControl: string): void {
+  exchangeOf(res).binding = version === Soap12 ? 'soap12' : 'soap11';
   send(res, status, { 'Content-Type': version.contentType, 'Cache-Control': cacheControl }, body);
 }

@@ -13,16 +13,24 @@ export interface SoapVersion {
   readonly contentType: string;
   /** A whole answer envelope around one Body child. */
   envelope(bodyContent: string): string;
-  /** A whole fault envelope. */
-  fault(error: AsmxError): string;
+  /**
+   * A whole fault envelope. A version mismatch lists in a SOAP 1.2 Upgrade header the envelopes
+   * understood (`upgrade`, both by default; none: no header).
+   */
+  fault(error: AsmxError, upgrade?: readonly SoapVersion['name'][]): string;
 }
 
 const DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
-const UPGRADE =
-  '<soap:Header><soap12:Upgrade xmlns:soap12="http://www.w3.org/2003/05/soap-envelope">' +
-  '<soap12:SupportedEnvelope qname="soap:Envelope" xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" />' +
-  '<soap12:SupportedEnvelope qname="soap12:Envelope" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope" />' +
-  '</soap12:Upgrade></soap:Header>';
+const SUPPORTED_ENVELOPE = {
+  '1.1': '<soap12:SupportedEnvelope qname="soap:Envelope" xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" />',
+  '1.2': '<soap12:SupportedEnvelope qname="soap12:Envelope" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope" />',
+} as const;
+
+function upgradeHeader(versions: readonly SoapVersion['name'][]): string {
+  if (versions.length === 0) return '';
+  const supported = versions.map((v) => SUPPORTED_ENVELOPE[v]).join('');
+  return `<soap:Header><soap12:Upgrade xmlns:soap12="http://www.w3.org/2003/05/soap-envelope">${supported}</soap12:Upgrade></soap:Header>`;
+}
 const XSI_XSD = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"';
 
 function makeVersion(
@@ -40,10 +48,10 @@ function makeVersion(
     envelopeNs,
     contentType: `${mediaType}; charset=utf-8`,
     envelope: (bodyContent) => head + bodyContent + tail,
-    fault: (error) => {
+    fault: (error, upgrade = ['1.1', '1.2']) => {
       const text = escapeText(error.message);
       // A version mismatch tells the client which envelopes are understood (SOAP 1.2 Upgrade).
-      if (error.side === 'VersionMismatch') return `${open}${UPGRADE}<soap:Body>${faultBody(codes[error.side], text, true)}${tail}`;
+      if (error.side === 'VersionMismatch') return `${open}${upgradeHeader(upgrade)}<soap:Body>${faultBody(codes[error.side], text, true)}${tail}`;
       // A header fault carries no detail: detail is only for faults about the Body.
       return head + faultBody(codes[error.side], text, error.side !== 'MustUnderstand') + tail;
     },

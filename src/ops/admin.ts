@@ -1,0 +1,50 @@
+import http from 'node:http';
+import type { Scrape } from './metrics';
+
+export interface Readiness {
+  ready: boolean;
+  /** Why not, for the operator reading /readyz (never sent when ready). */
+  reason?: string;
+}
+
+export interface AdminSources {
+  metrics(): Promise<Scrape>;
+  readiness(): Promise<Readiness>;
+}
+
+/**
+ * The admin listener, apart from the service's port so that it can stay on loopback: `/metrics`
+ * (Prometheus), `/healthz` (the process answers) and `/readyz` (it can serve: store reachable, schema
+ * current, not stopping). Anything else is 404. Errors are answered, never thrown.
+ */
+export function createAdminServer(sources: AdminSources): http.Server {
+  return http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (status: number, contentType: string, body: string) => {
+      res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    const text = 'text/plain; charset=utf-8';
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, text, 'method not allowed\n');
+    const answer = (async () => {
+      switch (path) {
+        case '/healthz':
+          return send(200, text, 'ok\n');
+        case '/readyz': {
+          const r = await sources.readiness();
+          return r.ready ? send(200, text, 'ready\n') : send(503, text, `not ready: ${r.reason ?? 'unknown'}\n`);
+        }
+        case '/metrics': {
+          const m = await sources.metrics();
+          return send(200, m.contentType, m.body);
+        }
+        default:
+          return send(404, text, 'not found\n');
+      }
+    })();
+    answer.catch(() => {
+      if (!res.headersSent) send(500, text, 'error\n');
+      else res.destroy();
+    });
+  });
+}

@@ -1,0 +1,168 @@
+import cluster, { type Worker } from 'node:cluster';
+import type http from 'node:http';
+import net from 'node:net';
+import client from 'prom-client';
+import type { Config } from '../config';
+import { type Readiness, createAdminServer } from './admin';
+import type { ToPrimary, ToWorker } from './cluster-messages';
+import { listenOrExit } from './listen';
+import { log } from './log';
+import { openStoreOrExit } from './server';
+import { isStopping, markStopping } from './shutdown';
+import { startLine } from './start-line';
+
+/** How long a worker may take to answer a readiness question. */
+const READY_ASK_MS = 2000;
+/** Beyond SHUTDOWN_TIMEOUT_MS, the time workers get to close their store and exit on their own. */
+const EXIT_MARGIN_MS = 2000;
+
+/**
+ * The cluster primary (WORKERS > 1). It migrates the store once, forks the workers (with SQLite they
+ * share the database file in WAL mode), replaces a worker that dies, holds the admin listener (metrics
+ * summed over the workers by prom-client's AggregatorRegistry, readiness asked of each worker), and on
+ * SIGTERM/SIGINT stops the workers gracefully and exits 0 once all of them have.
+ *
+ * It also holds the listening socket and hands each accepted connection to a worker in turn, rather
+ * than leaving that to the cluster module's shared handle: so that on shutdown the port is closed
+ * first (new connections are refused, as by a single process) before any worker drains. With the
+ * shared handle the port stays open until the last worker has closed, and connections accepted in
+ * that window are reset.
+ */
+export async function runPrimary(config: Config): Promise<void> {
+  // Migrations run here, once, before any worker opens the file; the counts are for the start line.
+  const store = await openStoreOrExit(config);
+  const counts = await store.counts();
+  await store.close();
+
+  const serving: Worker[] = [];
+  const waiting: net.Socket[] = [];
+  let turn = 0;
+  let announced = false;
+  let exitCode = 0;
+
+  const listener = net.createServer({ pauseOnConnect: true }, (socket) => dispatch(socket));
+  const port = await listenOrExit(listener, config.port, config.host, 'HOST, PORT');
+
+  function dispatch(socket: net.Socket): void {
+    if (serving.length === 0) {
+      waiting.push(socket);
+      return;
+    }
+    const worker = serving[turn++ % serving.length]!;
+    worker.send({ type: 'connection' } satisfies ToWorker, socket, (err) => {
+      // The worker died between its turn and the handover: another one takes the connection.
+      if (err !== null && !socket.destroyed) {
+        remove(worker);
+        dispatch(socket);
+      }
+    });
+  }
+
+  function remove(worker: Worker): boolean {
+    const at = serving.indexOf(worker);
+    if (at >= 0) serving.splice(at, 1);
+    return at >= 0;
+  }
+
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on('message', (m: ToPrimary) => {
+      if (m.type !== 'serving') return;
+      serving.push(worker);
+      for (const socket of waiting.splice(0)) dispatch(socket);
+      if (!announced && serving.length === config.workers) {
+        announced = true;
+        log.info(startLine(config, port, counts, config.workers));
+      }
+    });
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const wasServing = remove(worker);
+    if (isStopping()) {
+      if (code !== 0) exitCode = 1;
+      if (Object.keys(cluster.workers ?? {}).length === 0) finish();
+      return;
+    }
+    if (!wasServing) {
+      // It never served: a setting or the store is wrong, and a new one would fail the same way.
+      log.error('a worker failed to start; stopping', { workerPid: worker.process.pid, exitCode: code, signal });
+      exitCode = 1;
+      return stopAll('worker failed to start');
+    }
+    log.warn('worker died; starting another', { workerPid: worker.process.pid, exitCode: code, signal });
+    fork();
+  });
+
+  for (let i = 0; i < config.workers; i += 1) fork();
+
+  let admin: http.Server | null = null;
+  if (config.adminPort !== 0) {
+    const aggregator = new client.AggregatorRegistry();
+    admin = createAdminServer({
+      metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
+      readiness: () => clusterReadiness(serving),
+    });
+    await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
+    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
+  }
+
+  function stopAll(reason: string): void {
+    if (isStopping()) return;
+    markStopping();
+    log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs });
+    listener.close();
+    for (const socket of waiting.splice(0)) socket.destroy();
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
+    setTimeout(() => {
+      log.error('workers still running after the shutdown time-out; killing them');
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      exitCode = 1;
+      finish();
+    }, config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
+    if (Object.keys(cluster.workers ?? {}).length === 0) finish();
+  }
+
+  function finish(): void {
+    admin?.close();
+    log.info('stopped', { exitCode });
+    process.exit(exitCode);
+  }
+
+  let signals = 0;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (++signals === 1) return stopAll(signal);
+      log.warn('second signal: exiting now', { signal });
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      process.exit(1);
+    });
+  }
+}
+
+let nextQuestion = 0;
+
+/** Ready when not stopping, at least one worker serves, and every serving worker says it is ready. */
+async function clusterReadiness(workers: readonly Worker[]): Promise<Readiness> {
+  if (isStopping()) return { ready: false, reason: 'shutting down' };
+  if (workers.length === 0) return { ready: false, reason: 'no worker is serving yet' };
+  const answers = await Promise.all(workers.map(ask));
+  return answers.find((a) => !a.ready) ?? { ready: true };
+}
+
+function ask(worker: Worker): Promise<Readiness> {
+  const id = ++nextQuestion;
+  return new Promise((resolve) => {
+    const onMessage = (m: ToPrimary) => {
+      if (m.type === 'readyz' && m.id === id) done({ ready: m.ready, reason: m.reason });
+    };
+    const timer = setTimeout(() => done({ ready: false, reason: `worker ${worker.process.pid} did not answer` }), READY_ASK_MS);
+    const done = (r: Readiness) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      resolve(r);
+    };
+    worker.on('message', onMessage);
+    worker.send({ type: 'readyz?', id } satisfies ToWorker);
+  });
+}

@@ -1,0 +1,33 @@
+import type { Response } from 'express';
+import type { AsmxError } from '../errors';
+
+export type Binding = 'soap11' | 'soap12' | 'httpget' | 'httppost' | 'documentation';
+
+/**
+ * What a request turned out to be, filled in by whoever learns it (routing, a binding) and read once
+ * by the request hooks when the answer is finished: the bindings report here and never log or count
+ * themselves.
+ */
+export interface Exchange {
+  requestId: string;
+  endpoint?: string;
+  /** Only names from the contract, so that metrics labels stay a small fixed set. */
+  operation?: string;
+  binding?: Binding;
+  /** The fault code of a SOAP fault or HTTP error text, in SOAP 1.1 words (Client, Server, ...). */
+  fault?: AsmxError['side'];
+  /** An unexpected failure behind a generic answer; logged with its stack and the request id. */
+  error?: unknown;
+}
+
+export function exchangeOf(res: Response): Exchange {
+  const locals = res.locals as { exchange?: Exchange; requestId?: string };
+  return (locals.exchange ??= { requestId: locals.requestId ?? '' });
+}
+
+/** Records an error answered with `error`: its code, and the cause when it was not an ASMX error. */
+export function reportFault(res: Response, error: AsmxError, cause?: unknown): void {
+  const ex = exchangeOf(res);
+  ex.fault = error.side;
+  if (cause !== undefined && cause !== error) ex.error = cause;
+}

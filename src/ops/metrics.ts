@@ -1,0 +1,81 @@
+import client from 'prom-client';
+import type { Store } from '../store/store';
+import type { Exchange } from './exchange';
+
+/**
+ * The service's Prometheus metrics, in prom-client's global registry: with several workers, the
+ * cluster primary's AggregatorRegistry asks each worker for this registry and sums them (see
+ * cluster.ts). Labels take values from small fixed sets only (contract names, bindings, status codes).
+ */
+const registry = client.register;
+client.collectDefaultMetrics({ register: registry });
+
+const requests = new client.Counter({
+  name: 'asmx_requests_total',
+  help: 'Requests answered, by endpoint, operation, binding and HTTP status',
+  labelNames: ['endpoint', 'operation', 'binding', 'status'] as const,
+});
+
+const duration = new client.Histogram({
+  name: 'asmx_request_duration_seconds',
+  help: 'Time from the request line to the last byte of the answer',
+  labelNames: ['endpoint', 'operation', 'binding'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+});
+
+const faults = new client.Counter({
+  name: 'asmx_faults_total',
+  help: 'SOAP faults and HTTP error texts answered, by fault code (SOAP 1.1 words)',
+  labelNames: ['endpoint', 'operation', 'binding', 'code'] as const,
+});
+
+const storeErrors = new client.Counter({
+  name: 'asmx_store_errors_total',
+  help: 'Operations that failed unexpectedly (the store or beneath it) and got the generic server fault',
+  labelNames: ['endpoint', 'operation'] as const,
+});
+
+let poolSource: Store | null = null;
+new client.Gauge({
+  name: 'asmx_store_pool_connections',
+  help: "The store's connection pool, by state (only for a store with a pool)",
+  labelNames: ['state'] as const,
+  collect() {
+    const usage = poolSource?.poolUsage?.();
+    if (usage === undefined) return;
+    this.set({ state: 'total' }, usage.total);
+    this.set({ state: 'idle' }, usage.idle);
+    this.set({ state: 'waiting' }, usage.waiting);
+  },
+});
+
+/** The store whose pool the gauge reports. */
+export function watchStore(store: Store): void {
+  poolSource = store;
+}
+
+export function recordExchange(ex: Exchange, status: number, seconds: number): void {
+  const endpoint = ex.endpoint ?? '';
+  const operation = ex.operation ?? '';
+  const binding = ex.binding ?? '';
+  requests.inc({ endpoint, operation, binding, status: String(status) });
+  duration.observe({ endpoint, operation, binding }, seconds);
+  if (ex.fault !== undefined) faults.inc({ endpoint, operation, binding, code: ex.fault });
+  if (ex.error !== undefined) storeErrors.inc({ endpoint, operation });
+}
+
+export interface Scrape {
+  contentType: string;
+  body: string;
+}
+
+/** This process's metrics, in Prometheus's text format. */
+export async function scrape(): Promise<Scrape> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}
+
+/** In a cluster worker: answer the primary's AggregatorRegistry with this registry. */
+export function enableClusterMetrics(): void {
+  // Constructing one registers prom-client's worker-side IPC listener.
+  new client.AggregatorRegistry();
+}

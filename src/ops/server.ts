@@ -1,0 +1,107 @@
+import http from 'node:http';
+import type net from 'node:net';
+import { createApp } from '../app';
+import type { Config } from '../config';
+import { openStore, StoreOpenError } from '../store/open';
+import type { Store } from '../store/store';
+import { createServer } from '../transport/server';
+import { type Readiness, createAdminServer } from './admin';
+import { listenOrExit } from './listen';
+import { log } from './log';
+import { scrape, watchStore } from './metrics';
+import { type Drainable, drainable, isStopping } from './shutdown';
+import { type ToPrimary, type ToWorker } from './cluster-messages';
+import { startLine } from './start-line';
+
+/** Opens the configured store, or ends the process with one line naming the setting. */
+export async function openStoreOrExit(config: Config): Promise<Store> {
+  try {
+    return await openStore(config);
+  } catch (e) {
+    if (!(e instanceof StoreOpenError)) throw e;
+    process.stderr.write(`error: ${e.message}\n`);
+    process.exit(1);
+  }
+}
+
+export async function readinessOf(store: Store): Promise<Readiness> {
+  if (isStopping()) return { ready: false, reason: 'shutting down' };
+  try {
+    await store.ping();
+    return { ready: true };
+  } catch (e) {
+    return { ready: false, reason: `store: ${(e as Error).message}` };
+  }
+}
+
+/**
+ * One serving process: alone (WORKERS=1, listening, with its own admin listener) or as a cluster
+ * worker (the primary listens and holds the admin listener, and hands over connections and questions).
+ * Either way SIGTERM or SIGINT stops it gracefully, and a second signal ends it at once.
+ */
+export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
+  const store = await openStoreOrExit(config);
+  watchStore(store);
+  const app = await createApp(config, store);
+  const server = createServer(config.limits, app);
+  const connections = drainable(server);
+
+  let admin: http.Server | null = null;
+  const stop = once((reason: string) => void shutdown(config, reason, connections, store, admin));
+  let signals = 0;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (++signals === 1) return stop(signal);
+      log.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    });
+  }
+
+  if (role === 'worker') {
+    // The primary listens and hands each connection over (see cluster.ts for why).
+    const send = (m: ToPrimary) => process.send?.(m);
+    process.on('message', (m: ToWorker, socket?: net.Socket) => {
+      if (m.type === 'connection' && socket !== undefined) {
+        server.emit('connection', socket);
+        socket.resume();
+      } else if (m.type === 'shutdown') stop('primary');
+      else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
+    });
+    // The primary gone (killed outright): nobody is left to stop this worker.
+    process.on('disconnect', () => stop('primary gone'));
+    send({ type: 'serving' });
+    return;
+  }
+
+  const port = await listenOrExit(server, config.port, config.host, 'HOST, PORT');
+  log.info(startLine(config, port, await store.counts(), 1));
+  if (config.adminPort !== 0) {
+    admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store) });
+    await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
+    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
+  }
+}
+
+async function shutdown(config: Config, reason: string, connections: Drainable, store: Store, admin: http.Server | null): Promise<void> {
+  log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
+  let code = 0;
+  try {
+    await connections.drain(config.shutdownTimeoutMs);
+  } catch (e) {
+    log.error('stopped before every request finished', { error: e });
+    code = 1;
+  }
+  admin?.close();
+  await store.close();
+  log.info('stopped', { exitCode: code });
+  process.exit(code);
+}
+
+function once<A extends unknown[]>(f: (...args: A) => void): (...args: A) => void {
+  let called = false;
+  return (...args) => {
+    if (called) return;
+    called = true;
+    f(...args);
+  };
+}

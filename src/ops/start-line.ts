@@ -1,0 +1,22 @@
+import path from 'node:path';
+import type { Config } from '../config';
+import { ENDPOINTS } from '../services/contract';
+import type { RowCounts } from '../store/store';
+
+/**
+ * The line logged once the service listens: where to open it, what it serves from, and what to do
+ * when there is nothing to serve yet.
+ */
+export function startLine(config: Config, port: number, counts: RowCounts, workers: number): string {
+  const wildcard = config.host === '0.0.0.0' || config.host === '::';
+  const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const open = `http://${host}:${port}${config.basePath}/${ENDPOINTS[0]!.name}.asmx`;
+  const store = `SQLite ${path.resolve(config.sqlitePath)}`;
+  const rows = `${counts.students} students, ${counts.devices} devices`;
+  const processes = workers > 1 ? ` in ${workers} worker processes` : '';
+  const hint =
+    counts.students + counts.devices === 0
+      ? '; the store is empty: load it with `npm run import -- --students FILE.csv --devices FILE.csv` (or --demo)'
+      : '';
+  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}`;
+}

@@ -1,0 +1,6 @@
+import fs from 'fs';
+import { BUILD_DIR } from './service';
+
+export default function globalTeardown(): void {
+  fs.rmSync(BUILD_DIR, { recursive: true, force: true });
+}

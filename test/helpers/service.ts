@@ -1,0 +1,226 @@
+import { type ChildProcess, spawn } from 'child_process';
+import fs from 'fs';
+import http from 'http';
+import net from 'net';
+import os from 'os';
+import path from 'path';
+import { fileSource, importFiles } from '../../src/store/import';
+import { openSqliteStore } from '../../src/store/sqlite';
+
+export const PROJECT_ROOT = path.join(__dirname, '..', '..');
+/** Inside the project, so that the build resolves node_modules as dist/ does. */
+export const BUILD_DIR = path.join(PROJECT_ROOT, '.test-build-shared');
+export const MAIN = path.join(BUILD_DIR, 'src', 'main.js');
+
+export type LogLine = Record<string, unknown> & { msg: string; level: string; pid: number };
+
+/** A service process started from the build, with its stderr read as JSON log lines. */
+export interface Service {
+  proc: ChildProcess;
+  port: number;
+  adminPort: number;
+  dir: string;
+  dbPath: string;
+  lines: LogLine[];
+  /** Raw stderr lines that are not JSON (the one-line start-up errors). */
+  text: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves with the first log line that satisfies `test` (already seen or yet to come). */
+  waitFor(test: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  kill(): void;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh directory with a store loaded with the test data set (or empty). */
+export async function storeDir(load = true): Promise<{ dir: string; dbPath: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-ops-'));
+  const dbPath = path.join(dir, 'data', 'service.db');
+  const store = openSqliteStore(dbPath);
+  if (load) {
+    const fixture = (name: string) => fileSource(name, path.join(__dirname, '..', 'fixtures', 'data', name));
+    await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () => store.beginImport());
+  }
+  await store.close();
+  return { dir, dbPath };
+}
+
+export interface StartOptions {
+  /** Added to (or, with undefined, removed from) the defaults: PORT=0, HOST=127.0.0.1, a free ADMIN_PORT, the store, LOG_LEVEL=info. */
+  env?: Record<string, string | undefined>;
+  /** Working directory (default: the store's directory). */
+  cwd?: string;
+  load?: boolean;
+  /** Wait for the start line (default true). */
+  waitListening?: boolean;
+  /** What to run instead of `node <build>/src/main.js`. */
+  command?: string[];
+}
+
+export async function startService(options: StartOptions = {}): Promise<Service> {
+  const { dir, dbPath } = await storeDir(options.load ?? true);
+  const adminPort = await freePort();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_PORT: String(adminPort),
+    SQLITE_PATH: dbPath,
+    LOG_LEVEL: 'info',
+  };
+  for (const [k, v] of Object.entries(options.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  const [command, ...args] = options.command ?? [process.execPath, MAIN];
+  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const lines: LogLine[] = [];
+  const text: string[] = [];
+  const waiters: (() => void)[] = [];
+  let buffered = '';
+  // Ends when every process holding it has exited (under npm start, node outlives npm).
+  let stderrOpen = true;
+  proc.stderr!.once('close', () => {
+    stderrOpen = false;
+    for (const w of waiters.splice(0)) w();
+  });
+  proc.stderr!.setEncoding('utf8');
+  proc.stderr!.on('data', (chunk: string) => {
+    buffered += chunk;
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        lines.push(JSON.parse(line) as LogLine);
+      } catch {
+        text.push(line);
+      }
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      for (const w of waiters.splice(0)) w();
+      resolve({ code, signal });
+    }),
+  );
+  const waitFor = (test: (l: LogLine) => boolean, timeoutMs = 15000) =>
+    new Promise<LogLine>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no such log line; got:\n${[...text, ...lines.map((l) => JSON.stringify(l))].join('\n')}`)), timeoutMs);
+      const check = () => {
+        const found = lines.find(test);
+        if (found) {
+          clearTimeout(timer);
+          return resolve(found);
+        }
+        if ((proc.exitCode !== null || proc.signalCode !== null) && !stderrOpen) {
+          clearTimeout(timer);
+          return reject(new Error(`exited; stderr:\n${[...text, ...lines.map((l) => JSON.stringify(l))].join('\n')}`));
+        }
+        waiters.push(check);
+      };
+      check();
+    });
+  let port = 0;
+  if (options.waitListening ?? true) {
+    const start = await waitFor((l) => l.msg.startsWith('listening on '));
+    port = Number(/^listening on [^ ]*:(\d+)/.exec(start.msg)![1]);
+    if ((env.ADMIN_PORT ?? '') !== '0') await waitFor((l) => l.msg === 'admin listener');
+  }
+  return { proc, port, adminPort, dir, dbPath, lines, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
+}
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+export function request(port: number, pathAndQuery: string, init: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent | false } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers, agent: init.agent ?? false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+export const TOKEN_PATH = '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001';
+
+export interface LoadResult {
+  ok: number;
+  okAfterSignal: number;
+  refused: number;
+  failures: string[];
+}
+
+/**
+ * Steady load on loopback from `clients` keep-alive connections, each sending its next request as
+ * soon as the last is answered, until the server refuses new connections (it has stopped listening).
+ * A refused connection is the end of the run, not a failure; anything else that is not a full 200
+ * answer is one.
+ */
+export async function steadyLoad(port: number, clients: number, signalAfterMs: number, signal: () => void): Promise<LoadResult> {
+  const result: LoadResult = { ok: 0, okAfterSignal: 0, refused: 0, failures: [] };
+  let signalled = false;
+  const timer = setTimeout(() => {
+    signalled = true;
+    signal();
+  }, signalAfterMs);
+  const soap = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
+  const loop = async (i: number) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let n = 0; ; n += 1) {
+        const sentAfterSignal = signalled;
+        try {
+          const r =
+            (i + n) % 2 === 0
+              ? await request(port, TOKEN_PATH, { agent })
+              : await request(port, '/PushNotificationMobile.asmx', {
+                  agent,
+                  method: 'POST',
+                  headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
+                  body: soap,
+                });
+          if (r.status !== 200 || !r.body.includes('fcm:APA91bH-token-1001')) result.failures.push(`status ${r.status}: ${r.body.slice(0, 200)}`);
+          else {
+            result.ok += 1;
+            if (signalled) result.okAfterSignal += 1;
+          }
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ECONNREFUSED' && signalled) {
+            result.refused += 1;
+            return;
+          }
+          result.failures.push(`${code ?? String(e)}${sentAfterSignal ? ' (sent after the signal)' : ''}`);
+          if (result.failures.length > 20) return;
+        }
+      }
+    } finally {
+      agent.destroy();
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, (_, i) => loop(i)));
+  clearTimeout(timer);
+  return result;
+}
