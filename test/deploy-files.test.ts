@@ -59,7 +59,7 @@ describe('iis/httpplatform/web.config (HttpPlatformHandler)', () => {
 
   test('starts the build with node and gives it the port IIS chose', async () => {
     const platform = ((await webServer('iis/httpplatform/web.config')).httpPlatform as { $: Record<string, string>; environmentVariables: { environmentVariable: { $: { name: string; value: string } }[] }[] }[])[0]!;
-    expect(platform.$).toMatchObject({ processPath: 'C:\\Program Files\\nodejs\\node.exe', arguments: 'dist\\src\\main.js' });
+    expect(platform.$).toMatchObject({ processPath: 'C:\\Program Files\\nodejs\\node.exe', arguments: '--max-semi-space-size=2 dist\\src\\main.js' });
     expect(fs.existsSync(path.join(PROJECT_ROOT, 'src', 'main.ts'))).toBe(true);
     const env = Object.fromEntries(platform.environmentVariables[0]!.environmentVariable.map((v) => [v.$.name, v.$.value]));
     expect(env).toMatchObject({ PORT: '%HTTP_PLATFORM_PORT%', HOST: '127.0.0.1' });
@@ -72,7 +72,7 @@ describe('systemd/student-info.service', () => {
 
   test('runs node on the build as a non-root user, restarts on failure, reads one environment file', () => {
     expect(setting('User')).toBe('student-info');
-    expect(setting('ExecStart')).toBe('/usr/bin/node /opt/student-info/dist/src/main.js');
+    expect(setting('ExecStart')).toBe('/usr/bin/node --max-semi-space-size=2 /opt/student-info/dist/src/main.js');
     expect(setting('Restart')).toBe('on-failure');
     expect(setting('EnvironmentFile')).toBe('/etc/student-info/env');
     expect(setting('KillMode')).toBe('mixed');
