@@ -1,6 +1,7 @@
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { log } from './log';
+import { createSms } from './sms';
 import { openStore, StoreOpenError } from './store/open';
 import { createServer } from './transport/server';
 
@@ -38,7 +39,9 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const app = await createApp(config, store);
+  const sms = createSms(config.sms, store);
+  sms.dispatcher.start();
+  const app = await createApp(config, store, sms.intake);
   const server = createServer(config.limits, app);
   server.listen(config.port, config.host, () => {
     log.info('listening', { host: config.host, port: config.port, basePath: config.basePath, store: store.location });
@@ -50,8 +53,9 @@ async function main(): Promise<void> {
 
   const stop = () => {
     log.info('stopping');
+    // The dispatcher stops claiming and finishes its sends before the store closes.
     server.close(() => {
-      void store.close().then(() => process.exit(0));
+      void sms.close().then(() => store.close()).then(() => process.exit(0));
     });
     setTimeout(() => process.exit(0), 10_000).unref();
   };

@@ -6,7 +6,8 @@ import { log } from '../log';
 import type { StudentInfo } from '../services/types';
 import { migratePostgres } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
-import type { ImportSession, OutboxEntry, Store } from './store';
+import { SqlOutbox } from './outbox';
+import type { ImportSession, OutboxEntry, SmsOutbox, Store } from './store';
 
 export interface PostgresOptions {
   url: string;
@@ -47,12 +48,20 @@ const hasNul = (s: string): boolean => s.includes('\0');
  */
 export class PostgresStore implements Store {
   readonly location: string;
+  readonly outbox: SmsOutbox;
 
   private constructor(
     private readonly pool: Pool,
     private readonly options: PostgresOptions,
   ) {
     this.location = redactUrl(options.url);
+    this.outbox = new SqlOutbox(
+      {
+        run: async (sql, params) => (await pool.query(numberParams(sql), [...params])).rowCount ?? 0,
+        all: async <T>(sql: string, params: readonly unknown[]) => (await pool.query(numberParams(sql), [...params])).rows as T[],
+      },
+      'FOR UPDATE SKIP LOCKED',
+    );
   }
 
   static async open(options: PostgresOptions): Promise<PostgresStore> {
@@ -100,7 +109,8 @@ export class PostgresStore implements Store {
 
   async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
     // Autocommit: the row is committed (and flushed, synchronous_commit permitting) when this resolves.
-    await this.query('enqueueAuthCode', [code, phone, new Date().toISOString()]);
+    const now = new Date().toISOString();
+    await this.query('enqueueAuthCode', [code, phone, now, now]);
   }
 
   async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {
