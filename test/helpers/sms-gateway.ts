@@ -18,6 +18,8 @@ export type Behaviour = number | 'hang';
 export class FakeGateway {
   readonly requests: GatewayRequest[] = [];
   readonly script: Behaviour[] = [];
+  /** How long each answer takes: sends overlap, as with a real provider. */
+  delayMs = 0;
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -25,8 +27,10 @@ export class FakeGateway {
       this.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const next = this.script.shift() ?? 200;
       if (next === 'hang') return; // the client's time-out ends it; close() destroys it otherwise
-      res.writeHead(next, { 'Content-Type': 'application/json' }).end(next < 300 ? '{"sid":"SM1"}' : '{"message":"try later"}');
-      if (next < 300) this.accepted += 1;
+      setTimeout(() => {
+        res.writeHead(next, { 'Content-Type': 'application/json' }).end(next < 300 ? '{"sid":"SM1"}' : '{"message":"try later"}');
+        if (next < 300) this.accepted += 1;
+      }, this.delayMs);
     });
   });
   private accepted = 0;
@@ -35,7 +39,6 @@ export class FakeGateway {
     return this.accepted;
   }
 
-  /** Bodies of the accepted requests. */
   async listen(): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
