@@ -5,7 +5,6 @@ import type express from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { type Config, loadConfig } from '../src/config';
-import { log } from '../src/log';
 import { createSms, type Sms } from '../src/sms';
 import { smsMetrics } from '../src/sms/metrics';
 import { openStore } from '../src/store/open';
@@ -13,7 +12,7 @@ import type { OutboxRecord, Store } from '../src/store/store';
 import { main as outboxCommand } from '../scripts/outbox';
 import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
 import { envelope, NS, opElement, soap11, soap12 } from './helpers/soap';
-import { FakeGateway, settle, until } from './helpers/sms-gateway';
+import { captureLog, FakeGateway, settle, until } from './helpers/sms-gateway';
 
 /**
  * AuthCode's SMS delivery end to end, against a fake provider (a real HTTP server): the service's
@@ -319,10 +318,7 @@ test('delivered rows older than SMS_RETENTION_DAYS are purged; failed codes are 
 });
 
 test('no log line holds a code or a whole phone number', async () => {
-  const lines: string[] = [];
-  const spies = (['info', 'warn', 'error'] as const).map((level) =>
-    jest.spyOn(log, level).mockImplementation((msg, fields) => void lines.push(JSON.stringify({ msg, ...fields }))),
-  );
+  const captured = captureLog();
   try {
     const s = await service({ SMS_MAX_ATTEMPTS: '2', SMS_LIMIT_PER_PHONE: '2' });
     gateway.script.push(500, 400);
@@ -333,8 +329,9 @@ test('no log line holds a code or a whole phone number', async () => {
     await until('both settled', async () => (await byStatus(s, 'delivered')) + (await byStatus(s, 'failed')) === 2);
     await settle();
   } finally {
-    for (const spy of spies) spy.mockRestore();
+    captured.restore();
   }
+  const lines = captured.lines.map((l) => JSON.stringify(l));
   expect(lines.length).toBeGreaterThan(4);
   for (const line of lines) {
     expect(line).not.toMatch(/864209|975310|975311|bad code|9876543/);
@@ -343,17 +340,15 @@ test('no log line holds a code or a whole phone number', async () => {
 });
 
 test('the log gateway says once that nothing is sent, and writes the text to its own line', async () => {
-  const lines: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
-  const spies = (['info', 'warn', 'error'] as const).map((level) =>
-    jest.spyOn(log, level).mockImplementation((msg, fields) => void lines.push({ level, msg, fields })),
-  );
+  const captured = captureLog();
   try {
     const s = await service({ SMS_GATEWAY: 'log' });
     await authCode(s.app, '5555', '+9647701234567');
     await until('delivered', async () => (await byStatus(s, 'delivered')) === 1);
   } finally {
-    for (const spy of spies) spy.mockRestore();
+    captured.restore();
   }
+  const { lines } = captured;
   expect(lines.filter((l) => /never really sent/.test(l.msg))).toHaveLength(1);
   const withCode = lines.filter((l) => JSON.stringify(l).includes('5555'));
   expect(withCode).toEqual([{ level: 'info', msg: 'sms (log gateway, not sent)', fields: { phone: '+96477****567', text: 'رمز التحقق: 5555' } }]);

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { log } from '../../src/log';
 import type { AddressInfo } from 'node:net';
 
 export interface GatewayRequest {
@@ -61,3 +62,20 @@ export async function until(what: string, condition: () => boolean | Promise<boo
 
 /** Lets a short while pass, for checks that something did NOT happen (a second send). */
 export const settle = (ms = 150): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  msg: string;
+  fields?: Record<string, unknown>;
+}
+
+/** Records what the service logs instead of writing it; restore() puts the log back. */
+export function captureLog(): { lines: LogLine[]; restore(): void } {
+  const lines: LogLine[] = [];
+  const spies = (['info', 'warn', 'error'] as const).map((level) =>
+    jest.spyOn(log, level).mockImplementation((msg: string, fields?: Record<string, unknown>) => {
+      lines.push(fields === undefined ? { level, msg } : { level, msg, fields });
+    }),
+  );
+  return { lines, restore: () => spies.forEach((s) => s.mockRestore()) };
+}
