@@ -41,7 +41,7 @@ const cell = (v: string | number | null): string => (v === null ? '-' : String(v
 
 function row(r: OutboxRecord): string {
   const when = r.status === 'delivered' ? r.deliveredAt : r.status === 'failed' ? r.failedAt : r.nextAttemptAt;
-  const code = r.hasCode ? '' : ' (code erased)';
+  const code = r.status === 'failed' && !r.hasCode ? ' (code erased: cannot be retried)' : '';
   return [r.id, r.status, r.phone, r.attempts, r.createdAt, when, `${cell(r.lastError)}${code}`].map(cell).join('\t');
 }
 

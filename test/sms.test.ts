@@ -275,6 +275,17 @@ test('without TRUST_PROXY the forwarded address is ignored: the limit is per soc
   expect(gateway.requests).toHaveLength(2);
 });
 
+test('SOAP requests are limited by their client address too', async () => {
+  const s = await service({ SMS_LIMIT_PER_ADDRESS: '2' });
+  for (let i = 0; i < 3; i += 1) {
+    await soap11(s.app, '/AuthCodeSending.asmx', `"${NS}AuthCode"`, envelope('1.1', opElement('AuthCode', { code: '1', phone: phone(i) })));
+    await soap12(s.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '2', phone: phone(i + 10) })));
+  }
+  await until('two are delivered', async () => (await byStatus(s, 'delivered')) === 2);
+  await settle(200);
+  expect(gateway.requests).toHaveLength(2);
+});
+
 test('the global ceiling per minute bites', async () => {
   const s = await service({ SMS_LIMIT_GLOBAL_PER_MINUTE: '4', TRUST_PROXY: 'true' });
   for (let i = 0; i < 7; i += 1) await authCode(s.app, '1234', phone(i), { 'X-Forwarded-For': `203.0.113.${i}` });
