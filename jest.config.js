@@ -1,6 +1,7 @@
 // Quiet by default (test/setup-logs.ts applies it); LOG_LEVEL=info npm test shows the server's lines.
 process.env.LOG_LEVEL ??= 'silent';
 
+const net = require('net');
 const { Client } = require('pg');
 
 const common = {
@@ -13,7 +14,7 @@ const common = {
  * The suites that exercise the service through a store run twice, once per store: this list is
  * the PostgreSQL half. A new suite that builds the app with test/helpers/app.ts belongs here.
  */
-const BEHAVIOUR_SUITES = ['exchanges', 'soap', 'http', 'roundtrip', 'corpus', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures'];
+const BEHAVIOUR_SUITES = ['exchanges', 'soap', 'http', 'roundtrip', 'corpus', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-processes'];
 
 async function postgresReachable(url) {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3000 });
@@ -24,6 +25,22 @@ async function postgresReachable(url) {
   } catch (err) {
     return err.code || err.message;
   }
+}
+
+/** Null when a Redis answers PING at the URL, else why not. */
+function redisReachable(url) {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 6379) });
+    const done = (why) => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.setTimeout(2000, () => done('timed out'));
+    socket.on('error', (err) => done(err.code || err.message));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => done(data.toString().startsWith('+PONG') ? null : data.toString().trim()));
+  });
 }
 
 /** @returns {Promise<import('jest').Config>} */
@@ -42,6 +59,17 @@ module.exports = async () => {
     throw new Error(`PostgreSQL at ${url} cannot be reached (${why}) and REQUIRE_POSTGRES=1`);
   } else {
     process.stderr.write(`PostgreSQL at ${url} cannot be reached (${why}): the PostgreSQL half of the suite is SKIPPED (REQUIRE_POSTGRES=1 makes this an error)\n`);
+  }
+  // The suites that need Redis read TEST_REDIS_URL (the workers inherit it); empty means skip them.
+  const redisUrl = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+  const redisWhy = await redisReachable(redisUrl);
+  if (redisWhy === null) {
+    process.env.TEST_REDIS_URL = redisUrl;
+  } else if (process.env.REQUIRE_REDIS === '1') {
+    throw new Error(`Redis at ${redisUrl} cannot be reached (${redisWhy}) and REQUIRE_REDIS=1`);
+  } else {
+    process.env.TEST_REDIS_URL = '';
+    process.stderr.write(`Redis at ${redisUrl} cannot be reached (${redisWhy}): the shared-limit tests are SKIPPED (REQUIRE_REDIS=1 makes this an error)\n`);
   }
   return {
     projects,

@@ -12,8 +12,11 @@ import { createErrorPage } from './pages/error-page';
 import { WsdlCatalog } from './pages/wsdl';
 import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract';
 import { createServices } from './services';
+import { MemoryLimiter } from './sms/limits';
+import { SmsIntake } from './sms/intake';
 import type { Store } from './store/store';
 import { BodyAborted, BodyTooLarge, readBody } from './transport/body';
+import { clientAddress, withRequestContext } from './transport/context';
 import { answerAndClose } from './transport/server';
 
 interface EndpointBindings {
@@ -27,8 +30,13 @@ interface EndpointBindings {
  * `/<Endpoint>.asmx/<Op>` for HTTP GET/POST, everything under BASE_PATH. Paths match without
  * regard to case, as on IIS.
  */
-export async function createApp(config: Config, store: Store): Promise<express.Express> {
-  const services = createServices(store);
+export async function createApp(
+  config: Config,
+  store: Store,
+  // Without the process's own (main.ts: Redis-backed, waking its dispatcher), per-process limits and no delivery.
+  intake = new SmsIntake(config.sms, store, new MemoryLimiter()),
+): Promise<express.Express> {
+  const services = createServices(store, intake);
   const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
   const pages = createServicePages(config, catalog);
   const errorPage = createErrorPage(config.basePath);
@@ -58,6 +66,9 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   app.disable('etag');
   app.set('query parser', false);
   app.use(requestHooks(config));
+  app.use((req: Request, _res: Response, next: NextFunction) =>
+    withRequestContext({ clientAddress: clientAddress(req, config.trustProxy) }, next),
+  );
 
   /** The body of a POST, read within the size limit; false when the request has been answered. */
   const bodyOf = async (req: Request, res: Response, refuse: () => void): Promise<boolean> => {

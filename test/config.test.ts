@@ -32,6 +32,40 @@ test('defaults', () => {
     shutdownTimeoutMs: 10000,
     workers: 1,
     protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
+    sms: {
+      gateway: 'log',
+      defaultRegion: null,
+      allowedCountries: [],
+      template: 'Your verification code is {code}',
+      maxAttempts: 8,
+      retryBaseMs: 2000,
+      leaseMs: 60000,
+      pollMs: 1000,
+      retentionDays: 30,
+      failedHoldMinutes: 60,
+      perPhonePerHour: 5,
+      perAddressPerHour: 20,
+      globalPerMinute: 60,
+      redisUrl: null,
+      redisKeyPrefix: 'asmx:sms:',
+      http: { url: '', method: 'POST', headers: {}, body: '{"to":"{phone}","message":"{message}"}', format: 'json', timeoutMs: 10000 },
+    },
+  });
+});
+
+test('SMS settings are read and normalised; Twilio is the HTTP gateway with its preset', () => {
+  const c = loadConfig({ SMS_DEFAULT_REGION: 'iq', SMS_ALLOWED_COUNTRIES: 'IQ, jo', SMS_HTTP_HEADERS: '{"X-Key":"k"}', REDIS_URL: 'redis://127.0.0.1:6379/2' });
+  expect(c.sms).toMatchObject({ defaultRegion: 'IQ', allowedCountries: ['IQ', 'JO'], redisUrl: 'redis://127.0.0.1:6379/2' });
+  expect(c.sms.http.headers).toEqual({ 'X-Key': 'k' });
+  const sid = 'AC' + 'a1'.repeat(16);
+  const twilio = loadConfig({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok', TWILIO_FROM: '+15005550006' }).sms.http;
+  expect(twilio).toEqual({
+    url: `https://api.twilio.com/2010-04-01/Accounts/${sid}/Messages.json`,
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${sid}:tok`).toString('base64')}` },
+    body: 'To={phone}&From=%2B15005550006&Body={message}',
+    format: 'form',
+    timeoutMs: 10000,
   });
 });
 
@@ -80,6 +114,26 @@ test.each([
   [{ WORKERS: 'many' }, /^WORKERS /],
   [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],
   [{ PROTOCOLS: ' , ' }, /^PROTOCOLS must list at least one/],
+  [{ SMS_GATEWAY: 'carrier-pigeon' }, /^SMS_GATEWAY must be one of log, http, twilio/],
+  [{ SMS_DEFAULT_REGION: 'XX' }, /^SMS_DEFAULT_REGION /],
+  [{ SMS_ALLOWED_COUNTRIES: 'IQ,Narnia' }, /^SMS_ALLOWED_COUNTRIES /],
+  [{ SMS_TEMPLATE: 'Hello' }, /^SMS_TEMPLATE must contain \{code\}$/],
+  [{ SMS_MAX_ATTEMPTS: '0' }, /^SMS_MAX_ATTEMPTS /],
+  [{ SMS_RETRY_BASE_MS: 'fast' }, /^SMS_RETRY_BASE_MS /],
+  [{ SMS_RETENTION_DAYS: '0' }, /^SMS_RETENTION_DAYS /],
+  [{ SMS_LIMIT_PER_PHONE: 'x' }, /^SMS_LIMIT_PER_PHONE /],
+  [{ SMS_LIMIT_PER_ADDRESS: '-5' }, /^SMS_LIMIT_PER_ADDRESS /],
+  [{ SMS_LIMIT_GLOBAL_PER_MINUTE: '' }, /^SMS_LIMIT_GLOBAL_PER_MINUTE /],
+  [{ SMS_LEASE_MS: '5000' }, /^SMS_LEASE_MS must be longer than SMS_HTTP_TIMEOUT_MS \(10000\)/],
+  [{ SMS_GATEWAY: 'http' }, /^SMS_HTTP_URL must be set when SMS_GATEWAY=http$/],
+  [{ SMS_GATEWAY: 'http', SMS_HTTP_URL: 'ftp://sms' }, /^SMS_HTTP_URL /],
+  [{ SMS_HTTP_METHOD: 'DELETE' }, /^SMS_HTTP_METHOD /],
+  [{ SMS_HTTP_FORMAT: 'xml' }, /^SMS_HTTP_FORMAT /],
+  [{ SMS_HTTP_BODY: '{"to":{phone}}' }, /^SMS_HTTP_BODY must be JSON/],
+  [{ SMS_HTTP_HEADERS: '{"X-Key": 42, "secret": "s3cr3t"}' }, /^SMS_HTTP_HEADERS must be a JSON object of strings, such as \{"Authorization":"Bearer \.\.\."\}$/],
+  [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_FROM: '+15005550006' }, /^TWILIO_AUTH_TOKEN must be set when SMS_GATEWAY=twilio$/],
+  [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'nope', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1' }, /^TWILIO_ACCOUNT_SID /],
+  [{ REDIS_URL: 'http://u:secret@127.0.0.1:6379' }, /^REDIS_URL must be a URL such as redis:\/\/127\.0\.0\.1:6379$/],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

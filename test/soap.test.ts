@@ -306,11 +306,15 @@ describe('answers', () => {
     expect(resultOf(r.body)).toBe('fcm:APA91bH-token-1001');
   });
 
-  test('AuthCode over SOAP is kept in the outbox', async () => {
-    const r = await soap12(t.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '777', phone: '+964770' })));
+  test('AuthCode over SOAP is kept in the outbox, its phone in E.164; an invalid phone is not, with the same answer', async () => {
+    const r = await soap12(t.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '777', phone: '+964 770 123 4599' })));
     expect(r.status).toBe(200);
     expect(r.body).toContain(`<AuthCodeResponse xmlns="${NS}" />`);
+    const bad = await soap12(t.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '778', phone: '+964770' })));
+    expect(bad.status).toBe(200);
+    expect(bad.body).toBe(r.body);
     const pending = await t.store.pendingAuthCodes(100);
-    expect(pending.some((p) => p.code === '777' && p.phone === '+964770')).toBe(true);
+    expect(pending.some((p) => p.code === '777' && p.phone === '+9647701234599')).toBe(true);
+    expect(pending.some((p) => p.code === '778')).toBe(false);
   });
 });

@@ -263,7 +263,10 @@ describe('AuthCode outbox', () => {
     store = await openTestStore();
     await store.enqueueAuthCode('1', 'a');
     await store.enqueueAuthCode('2', 'b');
-    await peek("UPDATE auth_code_outbox SET delivered_at = ? WHERE code = '1'", new Date().toISOString());
+    const now = new Date();
+    const [first] = await store.outbox.claimDue('me', now, new Date(now.getTime() + 60_000), 1);
+    expect(first!.code).toBe('1');
+    expect(await store.outbox.markDelivered(first!.id, 'me', now)).toBe(true);
     expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['2']);
   });
 });

@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { exchangeOf } from './exchange';
 import { logger } from './log';
 import { recordExchange } from './metrics';
+import { clientAddress } from '../transport/context';
 
 /** A request id taken from a client is kept only if it is short and plain (it goes into logs and a header). */
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -62,13 +63,4 @@ export function requestHooks(options: HookOptions): RequestHandler {
     res.once('close', finish);
     next();
   };
-}
-
-function clientAddress(req: Request, trustProxy: boolean): string | undefined {
-  const forwarded = req.headers['x-forwarded-for'];
-  if (trustProxy && typeof forwarded === 'string') {
-    const first = forwarded.split(',')[0]?.trim();
-    if (first) return first;
-  }
-  return req.socket.remoteAddress;
 }

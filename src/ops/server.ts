@@ -4,6 +4,7 @@ import { createApp } from '../app';
 import type { Config } from '../config';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
+import { createSms, type Sms } from '../sms';
 import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
 import { listenOrExit } from './listen';
@@ -42,12 +43,14 @@ export async function readinessOf(store: Store): Promise<Readiness> {
 export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
   const store = await openStoreOrExit(config);
   watchStore(store);
-  const app = await createApp(config, store);
+  const sms = createSms(config.sms, store);
+  sms.dispatcher.start();
+  const app = await createApp(config, store, sms.intake);
   const server = createServer(config.limits, app);
   const connections = drainable(server);
 
   let admin: http.Server | null = null;
-  const stop = once((reason: string) => void shutdown(config, reason, connections, store, admin));
+  const stop = once((reason: string) => void shutdown(config, reason, connections, sms, store, admin));
   let signals = 0;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -82,7 +85,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
 }
 
-async function shutdown(config: Config, reason: string, connections: Drainable, store: Store, admin: http.Server | null): Promise<void> {
+async function shutdown(config: Config, reason: string, connections: Drainable, sms: Sms, store: Store, admin: http.Server | null): Promise<void> {
   log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
   let code = 0;
   try {
@@ -92,6 +95,8 @@ async function shutdown(config: Config, reason: string, connections: Drainable, 
     code = 1;
   }
   admin?.close();
+  // The dispatcher stops claiming and finishes the sends in flight; the rest stays pending for the next start.
+  await sms.close();
   await store.close();
   log.info('stopped', { exitCode: code });
   process.exit(code);

@@ -1,4 +1,6 @@
+import type { SmsIntake } from '../sms/intake';
 import type { Store } from '../store/store';
+import { currentRequest } from '../transport/context';
 import type { Operation, StudentInfo } from './types';
 
 /**
@@ -7,11 +9,14 @@ import type { Operation, StudentInfo } from './types';
  */
 
 export class AuthCodeSending {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly intake: SmsIntake) {}
 
-  /** Queues the code for SMS delivery; the request is durable before the caller is answered. */
+  /**
+   * Texts the code to the phone. The answer is empty whatever happens: a request that is refused
+   * (bad phone or code, a limit) is dropped; one that is accepted is durable before the answer.
+   */
   async AuthCode(code: string | null, phone: string | null): Promise<void> {
-    await this.store.enqueueAuthCode(code, phone);
+    await this.intake.accept(code, phone, currentRequest()?.clientAddress ?? null);
   }
 }
 
@@ -48,9 +53,9 @@ export class PushNotificationMobile {
 /** Endpoint name → operation name → implementation, as the bindings look them up. */
 export type ServiceRegistry = ReadonlyMap<string, ReadonlyMap<string, Operation>>;
 
-export function createServices(store: Store): ServiceRegistry {
+export function createServices(store: Store, intake: SmsIntake): ServiceRegistry {
   const objects: object[] = [
-    new AuthCodeSending(store),
+    new AuthCodeSending(intake),
     new GetStudnetsMarks(),
     new AboutUs(),
     new NotificationNotes(store),

@@ -6,7 +6,8 @@ import { log } from '../log';
 import type { StudentInfo } from '../services/types';
 import { migratePostgres, PG_MIGRATIONS } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
-import type { ImportSession, OutboxEntry, PoolUsage, RowCounts, Store } from './store';
+import { SqlOutbox } from './outbox';
+import type { ImportSession, OutboxEntry, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
 
 export interface PostgresOptions {
   url: string;
@@ -36,6 +37,15 @@ const NAMED = Object.fromEntries(
   Object.entries(QUERIES).map(([name, sql]) => [name, { name, text: numberParams(sql) }]),
 ) as Record<keyof typeof QUERIES, { name: string; text: string }>;
 
+/**
+ * The connection was gone rather than the statement wrong: the server ended it (57P01 admin
+ * shutdown, 57P02 crash shutdown, 57P03 cannot connect now) or the socket closed under it.
+ */
+function connectionLost(e: unknown): boolean {
+  const { code, message } = e as { code?: string; message?: string };
+  return ['57P01', '57P02', '57P03', 'ECONNRESET', 'EPIPE'].includes(code ?? '') || /Connection terminated/i.test(message ?? '');
+}
+
 /** PostgreSQL text cannot hold U+0000, so a value with one can match no stored row. */
 const hasNul = (s: string): boolean => s.includes('\0');
 
@@ -47,12 +57,20 @@ const hasNul = (s: string): boolean => s.includes('\0');
  */
 export class PostgresStore implements Store {
   readonly location: string;
+  readonly outbox: SmsOutbox;
 
   private constructor(
     private readonly pool: Pool,
     private readonly options: PostgresOptions,
   ) {
     this.location = redactUrl(options.url);
+    this.outbox = new SqlOutbox(
+      {
+        run: async (sql, params) => (await pool.query(numberParams(sql), [...params])).rowCount ?? 0,
+        all: async <T>(sql: string, params: readonly unknown[]) => (await pool.query(numberParams(sql), [...params])).rows as T[],
+      },
+      'FOR UPDATE SKIP LOCKED',
+    );
   }
 
   static async open(options: PostgresOptions): Promise<PostgresStore> {
@@ -87,20 +105,36 @@ export class PostgresStore implements Store {
     return (await this.pool.query(config)).rows as T[];
   }
 
+  /**
+   * A read, tried once more on a fresh connection when the one it got had been closed by the server
+   * (a restart, pg_terminate_backend, a proxy's idle time-out): the pool learns of such losses only
+   * as they happen, so one stale idle connection would otherwise cost a client its answer. Writes
+   * are not retried: the first attempt may have committed.
+   */
+  private async read<T>(statement: keyof typeof QUERIES, values: unknown[]): Promise<T[]> {
+    try {
+      return await this.query<T>(statement, values);
+    } catch (e) {
+      if (!connectionLost(e)) throw e;
+      return this.query<T>(statement, values);
+    }
+  }
+
   async studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
     if (schoolBaseUrl === null || hasNul(schoolBaseUrl) || hasNul(showActive)) return [];
-    return this.query<StudentInfo>('studentsOf', [schoolBaseUrl, showActive]);
+    return this.read<StudentInfo>('studentsOf', [schoolBaseUrl, showActive]);
   }
 
   async deviceToken(idDevice: string | null): Promise<string | null> {
     if (idDevice === null || hasNul(idDevice)) return null;
-    const [row] = await this.query<{ token: string }>('deviceToken', [idDevice]);
+    const [row] = await this.read<{ token: string }>('deviceToken', [idDevice]);
     return row?.token ?? null;
   }
 
   async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
     // Autocommit: the row is committed (and flushed, synchronous_commit permitting) when this resolves.
-    await this.query('enqueueAuthCode', [code, phone, new Date().toISOString()]);
+    const now = new Date().toISOString();
+    await this.query('enqueueAuthCode', [code, phone, now, now]);
   }
 
   async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {

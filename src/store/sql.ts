@@ -9,9 +9,10 @@ export const QUERIES = {
   studentsOf: `SELECT id_student, "fullName", id_device, "ShowActive" FROM students
     WHERE school_base_url = ? AND "ShowActive" = ? ORDER BY id_student`,
   deviceToken: 'SELECT token FROM devices WHERE id_device = ?',
-  enqueueAuthCode: 'INSERT INTO auth_code_outbox (code, phone, created_at) VALUES (?, ?, ?)',
+  // created_at, then next_attempt_at: the same time, due at once.
+  enqueueAuthCode: 'INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at) VALUES (?, ?, ?, ?)',
   pendingAuthCodes: `SELECT id, code, phone, created_at FROM auth_code_outbox
-    WHERE delivered_at IS NULL ORDER BY id LIMIT ?`,
+    WHERE status = 'pending' ORDER BY id LIMIT ?`,
   counts: 'SELECT (SELECT count(*) FROM students) AS students, (SELECT count(*) FROM devices) AS devices',
 } as const;
 

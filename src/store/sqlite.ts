@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
 import { MIGRATIONS, migrate } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING, type StagingTable } from './sql';
-import type { ImportSession, OutboxEntry, RowCounts, Store } from './store';
+import { SqlOutbox } from './outbox';
+import type { ImportSession, OutboxEntry, RowCounts, SmsOutbox, Store } from './store';
 
 /**
  * How long a writer waits for another process's lock (an import's final merge, another worker's
@@ -26,9 +27,10 @@ interface OutboxRow {
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
+  readonly outbox: SmsOutbox;
   private readonly selectStudents: Database.Statement<[string, string], StudentInfo>;
   private readonly selectToken: Database.Statement<[string], { token: string }>;
-  private readonly insertOutbox: Database.Statement<[string | null, string | null, string]>;
+  private readonly insertOutbox: Database.Statement<[string | null, string | null, string, string]>;
   private readonly selectPending: Database.Statement<[number], OutboxRow>;
   /** The file opened (device and inode), or null for a database without one. */
   private readonly file: string | null;
@@ -49,6 +51,16 @@ export class SqliteStore implements Store {
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
       this.insertOutbox = this.db.prepare(QUERIES.enqueueAuthCode);
       this.selectPending = this.db.prepare(QUERIES.pendingAuthCodes);
+      const statements = new Map<string, Database.Statement>();
+      const prepared = (sql: string) => statements.get(sql) ?? statements.set(sql, this.db.prepare(sql)).get(sql)!;
+      // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
+      this.outbox = new SqlOutbox(
+        {
+          run: async (sql, params) => prepared(sql).run(...params).changes,
+          all: async <T>(sql: string, params: readonly unknown[]) => prepared(sql).all(...params) as T[],
+        },
+        '',
+      );
     } catch (err) {
       this.db.close();
       throw err;
@@ -68,7 +80,8 @@ export class SqliteStore implements Store {
 
   async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
     // An autocommit INSERT under synchronous=FULL is on disk when run() returns.
-    this.insertOutbox.run(code, phone, new Date().toISOString());
+    const now = new Date().toISOString();
+    this.insertOutbox.run(code, phone, now, now);
   }
 
   async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {

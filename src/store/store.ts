@@ -19,6 +19,53 @@ export interface OutboxEntry {
   createdAt: string;
 }
 
+export type SmsStatus = 'pending' | 'delivered' | 'failed';
+
+/** A message one dispatcher has claimed: no other may send it until the lease ends. */
+export interface ClaimedSms {
+  id: number;
+  code: string;
+  phone: string;
+  /** Including this one. */
+  attempts: number;
+}
+
+/** An outbox row as an operator sees it: never the code, only whether it is still kept. */
+export interface OutboxRecord {
+  id: number;
+  phone: string | null;
+  status: SmsStatus;
+  attempts: number;
+  createdAt: string;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  failedAt: string | null;
+  lastError: string | null;
+  hasCode: boolean;
+}
+
+/**
+ * The AuthCode outbox as the SMS dispatcher and the outbox command use it (outbox.ts, the same SQL
+ * on both stores). Every change to a claimed row names its lease owner: a dispatcher whose lease
+ * was taken over changes nothing.
+ */
+export interface SmsOutbox {
+  /** Atomically leases up to `limit` pending rows that are due and not leased (or whose lease ended). */
+  claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedSms[]>;
+  /** Delivered: the code is erased. False when the lease was no longer the owner's. */
+  markDelivered(id: number, owner: string, at: Date): Promise<boolean>;
+  scheduleRetry(id: number, owner: string, at: Date, error: string): Promise<boolean>;
+  /** Failed for good after the last attempt; with `eraseCode` the code goes at once. */
+  markFailed(id: number, owner: string, at: Date, error: string, eraseCode: boolean): Promise<boolean>;
+  /** Newest first. */
+  list(onlyFailed: boolean, limit: number): Promise<OutboxRecord[]>;
+  /** Makes a row that still has its code (one, or with null every failed one) pending and due at `at`; how many. */
+  retry(id: number | null, at: Date): Promise<number>;
+  /** Deletes delivered rows older than `deliveredBefore`, erases codes of rows failed before `failedBefore`. */
+  tidy(deliveredBefore: Date, failedBefore: Date): Promise<{ purged: number; erased: number }>;
+  counts(): Promise<Record<SmsStatus, number>>;
+}
+
 /** Rows of each table a school system fills. */
 export interface RowCounts {
   students: number;
@@ -69,6 +116,7 @@ export interface Store {
   enqueueAuthCode(code: string | null, phone: string | null): Promise<void>;
   /** The AuthCode requests not yet delivered, oldest first. */
   pendingAuthCodes(limit: number): Promise<OutboxEntry[]>;
+  readonly outbox: SmsOutbox;
   beginImport(): Promise<ImportSession>;
   /**
    * Resolves when the store answers and its schema is the one this program migrates to; rejects

@@ -16,9 +16,9 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, empty schema named t6_<random>, dropped (with everything in it) by drop(). */
-export async function testDatabase(): Promise<TestDatabase> {
-  const schema = `t6_${randomBytes(6).toString('hex')}`;
+/** A new, empty schema named <prefix>_<random>, dropped (with everything in it) by drop(). */
+export async function testDatabase(prefix = 't6'): Promise<TestDatabase> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
   const run = async <T>(connectionString: string, sql: string, params: unknown[] = []): Promise<T[]> => {
     const client = new Client({ connectionString });
     await client.connect();

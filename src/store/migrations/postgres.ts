@@ -32,6 +32,23 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_code_outbox_pending ON auth_code_outbox (id) WHERE delivered_at IS NULL;
   `,
+  // 2: SMS delivery, as SQLite's migration 2.
+  `
+  ALTER TABLE auth_code_outbox
+    ADD COLUMN status text NOT NULL DEFAULT 'pending',
+    ADD COLUMN attempts integer NOT NULL DEFAULT 0,
+    ADD COLUMN next_attempt_at timestamptz,
+    ADD COLUMN lease_owner text,
+    ADD COLUMN lease_until timestamptz,
+    ADD COLUMN last_error text,
+    ADD COLUMN failed_at timestamptz;
+  UPDATE auth_code_outbox SET status = 'delivered', code = NULL WHERE delivered_at IS NOT NULL;
+  UPDATE auth_code_outbox SET status = 'failed', code = NULL, failed_at = created_at,
+    last_error = 'queued before SMS delivery existed; never sent' WHERE delivered_at IS NULL;
+  UPDATE auth_code_outbox SET next_attempt_at = created_at;
+  DROP INDEX auth_code_outbox_pending;
+  CREATE INDEX auth_code_outbox_due ON auth_code_outbox (status, next_attempt_at);
+  `,
 ];
 
 /**

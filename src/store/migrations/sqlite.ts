@@ -32,6 +32,23 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_code_outbox_pending ON auth_code_outbox (id) WHERE delivered_at IS NULL;
   `,
+  // 2: SMS delivery. Times are ISO-8601 UTC text, which sorts as time. Rows queued before delivery
+  // existed were never validated and their codes are stale: they are closed as failed, codes erased.
+  `
+  ALTER TABLE auth_code_outbox ADD COLUMN status TEXT NOT NULL DEFAULT 'pending';
+  ALTER TABLE auth_code_outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE auth_code_outbox ADD COLUMN next_attempt_at TEXT;
+  ALTER TABLE auth_code_outbox ADD COLUMN lease_owner TEXT;
+  ALTER TABLE auth_code_outbox ADD COLUMN lease_until TEXT;
+  ALTER TABLE auth_code_outbox ADD COLUMN last_error TEXT;
+  ALTER TABLE auth_code_outbox ADD COLUMN failed_at TEXT;
+  UPDATE auth_code_outbox SET status = 'delivered', code = NULL WHERE delivered_at IS NOT NULL;
+  UPDATE auth_code_outbox SET status = 'failed', code = NULL, failed_at = created_at,
+    last_error = 'queued before SMS delivery existed; never sent' WHERE delivered_at IS NULL;
+  UPDATE auth_code_outbox SET next_attempt_at = created_at;
+  DROP INDEX auth_code_outbox_pending;
+  CREATE INDEX auth_code_outbox_due ON auth_code_outbox (status, next_attempt_at);
+  `,
 ];
 
 function userVersion(db: Database.Database): number {

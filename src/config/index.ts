@@ -1,4 +1,11 @@
 import { availableParallelism } from 'node:os';
+import { type Limits, loadLimits } from './limits';
+import { absoluteUrl, ConfigError, type Env, flag, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
+import { loadSms, type SmsConfig } from './sms';
+
+export { ConfigError } from './parse';
+export type { Limits } from './limits';
+export type { SmsConfig, SmsGatewayKind, SmsHttpConfig } from './sms';
 
 /**
  * Configuration from the environment, validated once at start. A bad value is a ConfigError whose
@@ -33,26 +40,7 @@ export interface Config {
   /** The `<webServices><protocols>` of a legacy web.config: what this host answers. */
   protocols: ReadonlySet<Protocol>;
   limits: Limits;
-}
-
-/** What one request may cost; see the README's security section for the answer each one gives. */
-export interface Limits {
-  /** A request body, before and after decompression (ASP.NET's maxRequestLength). */
-  maxBodyBytes: number;
-  /** The query string (IIS request filtering's maxQueryString). */
-  maxQueryBytes: number;
-  /** The URL without its query string (IIS request filtering's maxUrl). */
-  maxUrlBytes: number;
-  /** The request line and headers together (http.sys's MaxRequestBytes). */
-  maxHeaderBytes: number;
-  /** Time to receive a whole request, headers and body. */
-  requestTimeoutMs: number;
-  /** How long an idle keep-alive connection stays open; longer than the front's own idle time-out. */
-  keepAliveTimeoutMs: number;
-  maxXmlDepth: number;
-  maxXmlElements: number;
-  /** Distinct names in a query string or form (ASP.NET's MaxHttpCollectionKeys). */
-  maxFormKeys: number;
+  sms: SmsConfig;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -61,32 +49,6 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** ASMX's protocol names, as a web.config lists them. */
 export const PROTOCOLS = ['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
-function port(name: string, value: string): number {
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
-    throw new ConfigError(`${name} must be a whole number from 0 to 65535, got "${value}"`);
-  }
-  return Number(value);
-}
-
-function wholeNumber(name: string, value: string, min: number, max: number): number {
-  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  }
-  return Number(value);
-}
-
-function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
-  const found = allowed.find((a) => a === value.trim().toLowerCase());
-  if (found === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
-  return found;
-}
 
 /** `auto` is one process per CPU. */
 function workers(value: string, cpus: number): number {
@@ -107,18 +69,6 @@ function protocols(value: string): ReadonlySet<Protocol> {
   return set;
 }
 
-function absoluteUrl(name: string, value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${value}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${name} must be an http or https URL, got "${value}"`);
-  }
-  return value;
-}
 
 /** ASMX accepts any absolute URI as a namespace (http://tempuri.org/, urn:school:v1, ...). */
 function namespaceUri(value: string): string {
@@ -137,12 +87,6 @@ function basePath(value: string): string {
   return trimmed;
 }
 
-function flag(name: string, value: string): boolean {
-  const v = value.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${value}"`);
-}
 
 function postgresUrl(value: string): string {
   let url: URL | undefined;
@@ -154,17 +98,6 @@ function postgresUrl(value: string): string {
   if (url === undefined || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
     throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database');
   }
-  return value;
-}
-
-
-function host(name: string, value: string): string {
-  if (value.trim() === '' || /\s/.test(value)) throw new ConfigError(`${name} must be a host name or address, got "${value}"`);
-  return value;
-}
-
-function nonEmpty(name: string, value: string): string {
-  if (value.trim() === '') throw new ConfigError(`${name} must not be empty`);
   return value;
 }
 
@@ -190,20 +123,6 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     workers: workers(get('WORKERS', '1'), cpus),
     protocols: protocols(get('PROTOCOLS', PROTOCOLS.join(','))),
     limits: loadLimits(get),
-  };
-}
-
-function loadLimits(get: (name: string, fallback: string) => string): Limits {
-  const limit = (name: string, fallback: number) => wholeNumber(name, get(name, String(fallback)), 1, 999_999_999);
-  return {
-    maxBodyBytes: limit('MAX_BODY_BYTES', 4 * 1024 * 1024),
-    maxQueryBytes: limit('MAX_QUERY_BYTES', 2048),
-    maxUrlBytes: limit('MAX_URL_BYTES', 4096),
-    maxHeaderBytes: limit('MAX_HEADER_BYTES', 16 * 1024),
-    requestTimeoutMs: limit('REQUEST_TIMEOUT_MS', 30_000),
-    keepAliveTimeoutMs: limit('KEEPALIVE_TIMEOUT_MS', 65_000),
-    maxXmlDepth: limit('MAX_XML_DEPTH', 64),
-    maxXmlElements: limit('MAX_XML_ELEMENTS', 10_000),
-    maxFormKeys: limit('MAX_FORM_KEYS', 1000),
+    sms: loadSms(get),
   };
 }

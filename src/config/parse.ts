@@ -1,0 +1,62 @@
+/**
+ * The validators every setting goes through: each either returns the value, normalised, or throws a
+ * ConfigError whose message is one line naming the variable (main turns it into exit code 1).
+ */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** Reads a variable, with the default when it is unset. */
+export type Getter = (name: string, fallback: string) => string;
+
+export function port(name: string, value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
+    throw new ConfigError(`${name} must be a whole number from 0 to 65535, got "${value}"`);
+  }
+  return Number(value);
+}
+
+export function wholeNumber(name: string, value: string, min: number, max: number): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
+  return Number(value);
+}
+
+export function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((a) => a.toLowerCase() === value.trim().toLowerCase());
+  if (found === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return found;
+}
+
+export function absoluteUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http or https URL, got "${value}"`);
+  }
+  return value;
+}
+
+export function flag(name: string, value: string): boolean {
+  const v = value.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+export function host(name: string, value: string): string {
+  if (value.trim() === '' || /\s/.test(value)) throw new ConfigError(`${name} must be a host name or address, got "${value}"`);
+  return value;
+}
+
+export function nonEmpty(name: string, value: string): string {
+  if (value.trim() === '') throw new ConfigError(`${name} must not be empty`);
+  return value;
+}

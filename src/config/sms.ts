@@ -1,0 +1,142 @@
+import { isSupportedCountry } from 'libphonenumber-js/max';
+import { twilioPreset } from '../sms/gateways/twilio';
+import { absoluteUrl, ConfigError, type Getter, nonEmpty, oneOf, wholeNumber } from './parse';
+
+export type SmsGatewayKind = 'log' | 'http' | 'twilio';
+
+/** How AuthCode requests become text messages: see the README's SMS section. */
+export interface SmsConfig {
+  gateway: SmsGatewayKind;
+  /** ISO region for numbers written without a country code, or null: such numbers are refused. */
+  defaultRegion: string | null;
+  /** ISO regions a number may belong to; empty for any. */
+  allowedCountries: readonly string[];
+  template: string;
+  maxAttempts: number;
+  retryBaseMs: number;
+  /** How long a claimed message belongs to one dispatcher; longer than any send may take. */
+  leaseMs: number;
+  pollMs: number;
+  retentionDays: number;
+  /** How long a failed message keeps its code for an operator's retry; 0 erases it at once. */
+  failedHoldMinutes: number;
+  perPhonePerHour: number;
+  perAddressPerHour: number;
+  globalPerMinute: number;
+  /** Shared counters across processes, or null for per-process ones. */
+  redisUrl: string | null;
+  redisKeyPrefix: string;
+  http: SmsHttpConfig;
+}
+
+export interface SmsHttpConfig {
+  url: string;
+  method: string;
+  headers: Readonly<Record<string, string>>;
+  /** A template of the request body with {phone}, {message}, {code}, {unicode}, {ucs2}. */
+  body: string;
+  format: 'json' | 'form';
+  timeoutMs: number;
+}
+
+function region(name: string, value: string): string {
+  const code = value.trim().toUpperCase();
+  if (!isSupportedCountry(code)) throw new ConfigError(`${name} must be ISO 3166 country codes such as IQ, got "${value}"`);
+  return code;
+}
+
+function redisUrl(value: string): string {
+  if (!/^rediss?:\/\/\S+$/.test(value) || !URL.canParse(value)) {
+    // The value is not echoed: it may hold a password.
+    throw new ConfigError('REDIS_URL must be a URL such as redis://127.0.0.1:6379');
+  }
+  return value;
+}
+
+function headers(value: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    // Not echoed: headers usually carry an API key.
+    throw new ConfigError('SMS_HTTP_HEADERS must be a JSON object of strings, such as {"Authorization":"Bearer ..."}');
+  }
+  return parsed as Record<string, string>;
+}
+
+const DEFAULT_BODY = { json: '{"to":"{phone}","message":"{message}"}', form: 'to={phone}&message={message}' } as const;
+
+export function loadSms(get: Getter): SmsConfig {
+  const count = (name: string, fallback: number, min = 1) => wholeNumber(name, get(name, String(fallback)), min, 999_999_999);
+  const gateway = oneOf('SMS_GATEWAY', get('SMS_GATEWAY', 'log'), ['log', 'http', 'twilio'] as const);
+  const defaultRegion = get('SMS_DEFAULT_REGION', '');
+  const allowed = get('SMS_ALLOWED_COUNTRIES', '');
+  const template = nonEmpty('SMS_TEMPLATE', get('SMS_TEMPLATE', 'Your verification code is {code}'));
+  if (!template.includes('{code}')) throw new ConfigError('SMS_TEMPLATE must contain {code}');
+  const redis = get('REDIS_URL', '');
+  const sms: SmsConfig = {
+    gateway,
+    defaultRegion: defaultRegion === '' ? null : region('SMS_DEFAULT_REGION', defaultRegion),
+    allowedCountries: allowed.trim() === '' ? [] : allowed.split(',').map((c) => region('SMS_ALLOWED_COUNTRIES', c)),
+    template,
+    maxAttempts: count('SMS_MAX_ATTEMPTS', 8),
+    retryBaseMs: count('SMS_RETRY_BASE_MS', 2000),
+    leaseMs: count('SMS_LEASE_MS', 60_000),
+    pollMs: count('SMS_POLL_MS', 1000),
+    retentionDays: count('SMS_RETENTION_DAYS', 30),
+    failedHoldMinutes: count('SMS_FAILED_HOLD_MINUTES', 60, 0),
+    perPhonePerHour: count('SMS_LIMIT_PER_PHONE', 5),
+    perAddressPerHour: count('SMS_LIMIT_PER_ADDRESS', 20),
+    globalPerMinute: count('SMS_LIMIT_GLOBAL_PER_MINUTE', 60),
+    redisUrl: redis === '' ? null : redisUrl(redis),
+    redisKeyPrefix: get('REDIS_KEY_PREFIX', 'asmx:sms:'),
+    http: loadSmsHttp(get, gateway),
+  };
+  if (sms.leaseMs <= sms.http.timeoutMs) {
+    throw new ConfigError(`SMS_LEASE_MS must be longer than SMS_HTTP_TIMEOUT_MS (${sms.http.timeoutMs}), got "${sms.leaseMs}"`);
+  }
+  return sms;
+}
+
+/** The generic HTTP gateway, or the Twilio preset expressed in its terms. */
+function loadSmsHttp(get: Getter, gateway: SmsGatewayKind): SmsHttpConfig {
+  const timeoutMs = wholeNumber('SMS_HTTP_TIMEOUT_MS', get('SMS_HTTP_TIMEOUT_MS', '10000'), 1, 600_000);
+  if (gateway === 'twilio') {
+    const required = (name: string) => {
+      const value = get(name, '');
+      if (value.trim() === '') throw new ConfigError(`${name} must be set when SMS_GATEWAY=twilio`);
+      return value;
+    };
+    const accountSid = required('TWILIO_ACCOUNT_SID');
+    if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid)) throw new ConfigError(`TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits, got "${accountSid}"`);
+    return twilioPreset({
+      accountSid,
+      authToken: required('TWILIO_AUTH_TOKEN'),
+      from: required('TWILIO_FROM'),
+      apiUrl: absoluteUrl('TWILIO_API_URL', get('TWILIO_API_URL', 'https://api.twilio.com')).replace(/\/+$/, ''),
+      timeoutMs,
+    });
+  }
+  const format = oneOf('SMS_HTTP_FORMAT', get('SMS_HTTP_FORMAT', 'json'), ['json', 'form'] as const);
+  const url = get('SMS_HTTP_URL', '');
+  if (gateway === 'http' && url === '') throw new ConfigError('SMS_HTTP_URL must be set when SMS_GATEWAY=http');
+  const body = get('SMS_HTTP_BODY', DEFAULT_BODY[format]);
+  if (format === 'json') {
+    try {
+      JSON.parse(body.replace(/\{(phone|message|code|unicode|ucs2)\}/g, 'x'));
+    } catch {
+      throw new ConfigError(`SMS_HTTP_BODY must be JSON (placeholders inside strings) when SMS_HTTP_FORMAT=json, got "${body}"`);
+    }
+  }
+  return {
+    url: url === '' ? '' : absoluteUrl('SMS_HTTP_URL', url),
+    method: oneOf('SMS_HTTP_METHOD', get('SMS_HTTP_METHOD', 'POST').toUpperCase(), ['POST', 'PUT'] as const),
+    headers: headers(get('SMS_HTTP_HEADERS', '{}')),
+    body,
+    format,
+    timeoutMs,
+  };
+}

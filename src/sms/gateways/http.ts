@@ -1,0 +1,58 @@
+import type { SmsHttpConfig } from '../../config';
+import { needsUnicode, ucs2Hex } from '../message';
+import { maskPhone } from '../validation';
+import { GatewayError, type SmsGateway, type SmsMessage } from './gateway';
+
+const CONTENT_TYPE = { json: 'application/json; charset=utf-8', form: 'application/x-www-form-urlencoded; charset=utf-8' } as const;
+/** JSON string content without its quotes: the template puts the quotes around the placeholder. */
+const inJson = (value: string): string => JSON.stringify(value).slice(1, -1);
+
+/**
+ * A generic HTTP SMS API: the body is SMS_HTTP_BODY with each placeholder escaped for the format
+ * (JSON string content, or form encoding in UTF-8). 2xx is success; 429, 5xx, a network error or
+ * the time-out may succeed later; any other status is the provider's final no.
+ */
+export class HttpGateway implements SmsGateway {
+  readonly name: string;
+
+  constructor(
+    private readonly config: SmsHttpConfig,
+    name = 'http',
+  ) {
+    this.name = name;
+  }
+
+  body(message: SmsMessage): string {
+    const escape = this.config.format === 'json' ? inJson : encodeURIComponent;
+    const values: Record<string, string> = {
+      phone: message.phone,
+      message: message.text,
+      code: message.code,
+      unicode: needsUnicode(message.text) ? '1' : '0',
+      ucs2: ucs2Hex(message.text),
+    };
+    return this.config.body.replace(/\{(phone|message|code|unicode|ucs2)\}/g, (_, key: string) => escape(values[key]!));
+  }
+
+  async send(message: SmsMessage): Promise<void> {
+    let response: Response;
+    try {
+      response = await fetch(this.config.url, {
+        method: this.config.method,
+        headers: { ...this.config.headers, 'Content-Type': CONTENT_TYPE[this.config.format] },
+        body: this.body(message),
+        signal: AbortSignal.timeout(this.config.timeoutMs),
+      });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      const why = e.name === 'TimeoutError' ? `no answer within ${this.config.timeoutMs} ms` : `request failed (${e.cause?.code ?? e.message})`;
+      throw new GatewayError(why, true);
+    }
+    const text = await response.text().catch(() => '');
+    if (response.ok) return;
+    const retryable = response.status === 429 || response.status >= 500;
+    // The provider's words help an operator, but it may echo the message: code and phone are hidden.
+    const said = text.replaceAll(message.code, '****').replaceAll(message.phone, maskPhone(message.phone)).replace(/\s+/g, ' ').slice(0, 200);
+    throw new GatewayError(`HTTP ${response.status}${said === '' ? '' : `: ${said}`}`, retryable);
+  }
+}

@@ -1,0 +1,81 @@
+import http from 'node:http';
+import { log } from '../../src/log';
+import type { AddressInfo } from 'node:net';
+
+export interface GatewayRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** What the fake gateway does with one request: answer with a status, or never answer. */
+export type Behaviour = number | 'hang';
+
+/**
+ * A local SMS provider: a real HTTP server that records every request and answers each with the
+ * next scripted behaviour (200 once the script is used up). Accepted requests are `delivered`.
+ */
+export class FakeGateway {
+  readonly requests: GatewayRequest[] = [];
+  readonly script: Behaviour[] = [];
+  /** How long each answer takes: sends overlap, as with a real provider. */
+  delayMs = 0;
+  private readonly server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      this.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const next = this.script.shift() ?? 200;
+      if (next === 'hang') return; // the client's time-out ends it; close() destroys it otherwise
+      setTimeout(() => {
+        res.writeHead(next, { 'Content-Type': 'application/json' }).end(next < 300 ? '{"sid":"SM1"}' : '{"message":"try later"}');
+        if (next < 300) this.accepted += 1;
+      }, this.delayMs);
+    });
+  });
+  private accepted = 0;
+
+  get delivered(): number {
+    return this.accepted;
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Waits for a condition with a bounded poll; fails with `what` if it never holds. */
+export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Lets a short while pass, for checks that something did NOT happen (a second send). */
+export const settle = (ms = 150): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  msg: string;
+  fields?: Record<string, unknown>;
+}
+
+/** Records what the service logs instead of writing it; restore() puts the log back. */
+export function captureLog(): { lines: LogLine[]; restore(): void } {
+  const lines: LogLine[] = [];
+  const spies = (['info', 'warn', 'error'] as const).map((level) =>
+    jest.spyOn(log, level).mockImplementation((msg: string, fields?: Record<string, unknown>) => {
+      lines.push(fields === undefined ? { level, msg } : { level, msg, fields });
+    }),
+  );
+  return { lines, restore: () => spies.forEach((s) => s.mockRestore()) };
+}

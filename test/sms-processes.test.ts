@@ -1,0 +1,102 @@
+import { type ChildProcess, spawn } from 'child_process';
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import { loadConfig } from '../src/config';
+import { openStore } from '../src/store/open';
+import type { Store } from '../src/store/store';
+import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
+import { FakeGateway, until } from './helpers/sms-gateway';
+
+/**
+ * Real service processes (node, each with its own store connection and dispatcher) over one
+ * database: the SQLite file, or one PostgreSQL schema in jest's postgres project.
+ */
+
+let gateway: FakeGateway;
+let env: Record<string, string>;
+let dir: string;
+let db: TestDatabase | null;
+let store: Store;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  gateway = new FakeGateway();
+  const url = await gateway.listen();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sms-proc-'));
+  db = TEST_STORE === 'postgres' ? await testDatabase('t7') : null;
+  env = {
+    SQLITE_PATH: path.join(dir, 'shared.db'),
+    ...(db === null ? {} : { DATABASE_URL: db.url }),
+    SMS_GATEWAY: 'http',
+    SMS_HTTP_URL: `${url}/send`,
+    SMS_HTTP_TIMEOUT_MS: '1000',
+    SMS_LEASE_MS: '1500',
+    SMS_RETRY_BASE_MS: '20',
+    SMS_POLL_MS: '25',
+    LOG_LEVEL: 'silent',
+  };
+  store = await openStore(loadConfig(env));
+});
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }
+  await store.close();
+  await gateway.close();
+  await db?.drop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts a service process; resolves once its dispatcher runs. */
+async function serviceProcess(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', path.join(__dirname, 'helpers', 'ts-register.js'), path.join(__dirname, 'helpers', 'sms-process.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`the service process exited (${code}) before it was ready`)));
+  });
+  return child;
+}
+
+const stopped = (child: ChildProcess, signal: NodeJS.Signals) =>
+  new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+
+const delivered = async () => (await store.outbox.counts()).delivered;
+
+test('two service processes on one database never send a message twice', async () => {
+  gateway.delayMs = 10;
+  const n = 80;
+  for (let i = 0; i < n; i += 1) await store.enqueueAuthCode(String(i), `+96477012${String(i).padStart(5, '0')}`);
+  const [a, b] = await Promise.all([serviceProcess(), serviceProcess()]);
+  await until('every message is delivered', async () => (await delivered()) === n, 20_000);
+  expect(await Promise.all([stopped(a!, 'SIGTERM'), stopped(b!, 'SIGTERM')])).toEqual([0, 0]);
+  const to = gateway.requests.map((r) => (JSON.parse(r.body) as { to: string }).to);
+  expect(to).toHaveLength(n);
+  expect(new Set(to).size).toBe(n);
+}, 40_000);
+
+test('a process killed mid-send: the next one takes the message over when the lease ends, and it is delivered once', async () => {
+  gateway.script.push('hang');
+  await store.enqueueAuthCode('9999', '+9647701234567');
+  const first = await serviceProcess();
+  await until('the first send is under way', () => gateway.requests.length === 1);
+  await stopped(first, 'SIGKILL');
+  const second = await serviceProcess();
+  await until('the message is delivered', async () => (await delivered()) === 1, 10_000);
+  await stopped(second, 'SIGTERM');
+  expect(gateway.requests).toHaveLength(2);
+  expect(gateway.delivered).toBe(1);
+  const [row] = await store.outbox.list(false, 10);
+  expect(row).toMatchObject({ status: 'delivered', attempts: 2, hasCode: false });
+}, 40_000);
