@@ -126,7 +126,7 @@ test.each([
   [{ SMS_LIMIT_GLOBAL_PER_MINUTE: '' }, /^SMS_LIMIT_GLOBAL_PER_MINUTE /],
   [{ SMS_LEASE_MS: '5000' }, /^SMS_LEASE_MS must be longer than SMS_HTTP_TIMEOUT_MS \(10000\)/],
   [{ SMS_GATEWAY: 'http' }, /^SMS_HTTP_URL must be set when SMS_GATEWAY=http$/],
-  [{ SMS_GATEWAY: 'http', SMS_HTTP_URL: 'ftp://sms' }, /^SMS_HTTP_URL /],
+  [{ SMS_GATEWAY: 'http', SMS_HTTP_URL: 'ftp://sms?key=s3cr3t' }, /^SMS_HTTP_URL must be an http or https URL$/],
   [{ SMS_HTTP_METHOD: 'DELETE' }, /^SMS_HTTP_METHOD /],
   [{ SMS_HTTP_FORMAT: 'xml' }, /^SMS_HTTP_FORMAT /],
   [{ SMS_HTTP_BODY: '{"to":{phone}}' }, /^SMS_HTTP_BODY must be JSON/],

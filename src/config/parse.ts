@@ -31,15 +31,17 @@ export function oneOf<T extends string>(name: string, value: string, allowed: re
   return found;
 }
 
-export function absoluteUrl(name: string, value: string): string {
+/** `secret`: the URL may carry a key (an SMS provider's query string), so a refusal does not echo it. */
+export function absoluteUrl(name: string, value: string, secret = false): string {
+  const shown = secret ? '' : `, got "${value}"`;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${value}"`);
+    throw new ConfigError(`${name} must be an absolute URL${shown}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${name} must be an http or https URL, got "${value}"`);
+    throw new ConfigError(`${name} must be an http or https URL${shown}`);
   }
   return value;
 }

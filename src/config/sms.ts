@@ -132,7 +132,7 @@ function loadSmsHttp(get: Getter, gateway: SmsGatewayKind): SmsHttpConfig {
     }
   }
   return {
-    url: url === '' ? '' : absoluteUrl('SMS_HTTP_URL', url),
+    url: url === '' ? '' : absoluteUrl('SMS_HTTP_URL', url, true),
     method: oneOf('SMS_HTTP_METHOD', get('SMS_HTTP_METHOD', 'POST').toUpperCase(), ['POST', 'PUT'] as const),
     headers: headers(get('SMS_HTTP_HEADERS', '{}')),
     body,
