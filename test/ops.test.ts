@@ -120,8 +120,9 @@ describe('request log', () => {
     expect(all).not.toContain('7701234567');
   });
 
-  test('phone numbers are masked but for their last two digits', () => {
-    expect(maskPhone('+964 770 123 4567')).toBe('+*** *** *** **67');
+  test('phone numbers are masked but for their country and operator prefix and last three digits, once', () => {
+    expect(maskPhone('+964 770 123 4567')).toBe('+96477****567');
+    expect(maskPhone(maskPhone('+9647701234567'))).toBe('+96477****567');
   });
 
   test('an unexpected failure is logged with its stack under the request id, and answered generically', async () => {

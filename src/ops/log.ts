@@ -16,12 +16,18 @@ export type Fields = Record<string, unknown>;
  */
 const SECRET_PATHS = ['code', 'params.code', 'args.code', ...['token', 'secret', 'password', 'serverKey', 'authorization'].flatMap((k) => [k, `*.${k}`])];
 
-/** Keeps the last two digits, so that an operator can tell numbers apart without reading them. */
-export function maskPhone(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  const digits = value.replace(/\D/g, '').length;
-  let seen = 0;
-  return value.replace(/\d/g, (d) => (++seen > digits - 2 ? d : '*'));
+/**
+ * A phone for logs, `+96477****567`: country code and operator prefix, four stars whatever the
+ * length, the last three digits; enough for an operator to tell numbers apart without reading them.
+ * A value masked already is left as it is (fields are masked where logged and again by the logger).
+ */
+export function maskPhone(phone: unknown): string {
+  if (phone === null || phone === undefined) return '(none)';
+  const text = String(phone);
+  if (text.includes('****')) return text;
+  const digits = text.replace(/[^\d+]/g, '').slice(0, 20);
+  if (digits.length < 10) return '****';
+  return `${digits.slice(0, 6)}****${digits.slice(-3)}`;
 }
 
 const options: pino.LoggerOptions = {

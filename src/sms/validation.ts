@@ -30,10 +30,4 @@ export function checkRequest(code: string | null, phone: string | null, policy: 
   return { ok: true, code, phone: parsed.number };
 }
 
-/** A phone for logs: country code and operator prefix, four stars (whatever the length), the last three digits. */
-export function maskPhone(phone: string | null): string {
-  if (phone === null) return '(none)';
-  const digits = phone.replace(/[^\d+]/g, '').slice(0, 20);
-  if (digits.length < 10) return '****';
-  return `${digits.slice(0, 6)}****${digits.slice(-3)}`;
-}
+export { maskPhone } from '../ops/log';
