@@ -6,7 +6,7 @@ import type { Config, Limits } from './config';
 import { Errors, type HostError, HostErrors } from './errors';
 import { protocolVerdict, type RequestKind } from './bindings/protocols';
 import { exchangeOf } from './ops/exchange';
-import { requestHooks } from './ops/request-hooks';
+import { type RequestTap, requestHooks } from './ops/request-hooks';
 import { createServicePages } from './pages';
 import { createErrorPage } from './pages/error-page';
 import { WsdlCatalog } from './pages/wsdl';
@@ -27,7 +27,7 @@ interface EndpointBindings {
  * `/<Endpoint>.asmx/<Op>` for HTTP GET/POST, everything under BASE_PATH. Paths match without
  * regard to case, as on IIS.
  */
-export async function createApp(config: Config, store: Store): Promise<express.Express> {
+export async function createApp(config: Config, store: Store, tap?: RequestTap): Promise<express.Express> {
   const services = createServices(store);
   const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
   const pages = createServicePages(config, catalog);
@@ -57,7 +57,7 @@ export async function createApp(config: Config, store: Store): Promise<express.E
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
-  app.use(requestHooks(config));
+  app.use(requestHooks({ trustProxy: config.trustProxy, tap }));
 
   /** The body of a POST, read within the size limit; false when the request has been answered. */
   const bodyOf = async (req: Request, res: Response, refuse: () => void): Promise<boolean> => {

@@ -32,7 +32,25 @@ test('defaults', () => {
     shutdownTimeoutMs: 10000,
     workers: 1,
     protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
+    shadow: null,
   });
+});
+
+test('shadow settings', () => {
+  expect(loadConfig({ SHADOW_URL: 'http://legacy-host/StudentService/' }).shadow).toEqual({
+    url: 'http://legacy-host/StudentService',
+    mode: 'service-first',
+    concurrency: 4,
+    sample: 1,
+    timeoutMs: 5000,
+    queue: 1000,
+    log: './data/shadow-differences.jsonl',
+    include: new Set(),
+  });
+  const c = loadConfig({ SHADOW_URL: 'https://iis', SHADOW_MODE: 'Legacy-First', SHADOW_SAMPLE: '0.25', SHADOW_INCLUDE: 'authcode', SHADOW_LOG: '', SHADOW_QUEUE: '0' });
+  expect(c.shadow).toMatchObject({ mode: 'legacy-first', sample: 0.25, include: new Set(['AuthCode']), log: null, queue: 0 });
+  // The other settings are checked even while shadowing is off, so a typo shows before it is needed.
+  expect(() => loadConfig({ SHADOW_SAMPLE: '2' })).toThrow(/^SHADOW_SAMPLE /);
 });
 
 test('limits are read from the environment', () => {
@@ -80,6 +98,15 @@ test.each([
   [{ WORKERS: 'many' }, /^WORKERS /],
   [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],
   [{ PROTOCOLS: ' , ' }, /^PROTOCOLS must list at least one/],
+  [{ SHADOW_URL: 'legacy-host' }, /^SHADOW_URL must be an absolute URL/],
+  [{ SHADOW_URL: 'ftp://legacy' }, /^SHADOW_URL /],
+  [{ SHADOW_MODE: 'both' }, /^SHADOW_MODE must be one of service-first, legacy-first/],
+  [{ SHADOW_CONCURRENCY: '0' }, /^SHADOW_CONCURRENCY /],
+  [{ SHADOW_SAMPLE: '-0.5' }, /^SHADOW_SAMPLE /],
+  [{ SHADOW_SAMPLE: 'half' }, /^SHADOW_SAMPLE /],
+  [{ SHADOW_TIMEOUT_MS: '0' }, /^SHADOW_TIMEOUT_MS /],
+  [{ SHADOW_QUEUE: 'lots' }, /^SHADOW_QUEUE /],
+  [{ SHADOW_INCLUDE: 'GetTokenDevice' }, /^SHADOW_INCLUDE may only name operations with effects \(AuthCode\)/],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { createApp } from '../app';
 import type { Config } from '../config';
+import { createShadow, type Shadow } from '../shadow';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
 import { createServer } from '../transport/server';
@@ -42,12 +43,13 @@ export async function readinessOf(store: Store): Promise<Readiness> {
 export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
   const store = await openStoreOrExit(config);
   watchStore(store);
-  const app = await createApp(config, store);
-  const server = createServer(config.limits, app);
+  const shadow = createShadow(config);
+  const app = await createApp(config, store, shadow?.tap);
+  const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));
   const connections = drainable(server);
 
   let admin: http.Server | null = null;
-  const stop = once((reason: string) => void shutdown(config, reason, connections, store, admin));
+  const stop = once((reason: string) => void shutdown(config, reason, connections, store, admin, shadow));
   let signals = 0;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -82,7 +84,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
 }
 
-async function shutdown(config: Config, reason: string, connections: Drainable, store: Store, admin: http.Server | null): Promise<void> {
+async function shutdown(config: Config, reason: string, connections: Drainable, store: Store, admin: http.Server | null, shadow: Shadow | null): Promise<void> {
   log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
   let code = 0;
   try {
@@ -92,6 +94,8 @@ async function shutdown(config: Config, reason: string, connections: Drainable, 
     code = 1;
   }
   admin?.close();
+  // Copies still waiting or in flight are given up: they never hold a stop.
+  await shadow?.close();
   await store.close();
   log.info('stopped', { exitCode: code });
   process.exit(code);
