@@ -41,8 +41,9 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
     headers.push('X-Forwarded-For', req.socket.remoteAddress ?? '');
     const upstream = client.request({ hostname: legacy.hostname, port: legacy.port, method, path: legacyPath(url), headers, agent, setHost: false, timeout: LEGACY_TIMEOUT_MS });
     req.pipe(upstream);
-    req.once('close', () => {
-      if (!req.complete || !res.writableFinished) upstream.destroy();
+    // The client gone before its answer: the legacy host's work is abandoned too.
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
     });
     upstream.once('timeout', () => upstream.destroy(new Error('legacy host timed out')));
     upstream.once('error', () => {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Config, ShadowConfig } from '../config';
 import type { Exchange } from '../ops/exchange';
 import type { RequestTap } from '../ops/request-hooks';
@@ -46,15 +46,18 @@ function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, lega
     const { method, url } = req;
     if (!mayCopy(method, url, config.basePath, shadow.include) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
     const written = keepWritten(res);
-    return (ex: Exchange, status: number) => {
-      // A client gone before its answer, or a body refused unread (too large): nothing to compare.
-      if (status === 0 || (method === 'POST' && !Buffer.isBuffer(req.body))) return;
+    // The app reads the body of a POST only; any other body (a GET's charset counts only with one) is kept here.
+    const unread = method === 'POST' ? null : keepUnreadBody(req, config.limits.maxBodyBytes);
+    return async (ex: Exchange, status: number) => {
+      // A client gone before its answer, or a body refused or cut short: nothing to compare.
+      const body: unknown = unread === null ? req.body : await unread;
+      if (status === 0 || (method === 'POST' && !Buffer.isBuffer(body)) || body === undefined) return;
       mirror.offer({
         requestId: ex.requestId,
         method,
         url,
         headers: forwardable(req.rawHeaders, SERVICE_FIRST_DROP),
-        body: method === 'POST' ? (req.body as Buffer) : null,
+        body: Buffer.isBuffer(body) ? body : null,
         primary: answerOf(res, status, method === 'HEAD' ? '' : written()),
         labels: ex,
       });
@@ -87,6 +90,24 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
 async function closeAll(mirror: Mirror | null, report: Report): Promise<void> {
   mirror?.close();
   await report.close();
+}
+
+/**
+ * The body of a request the app does not read: null when it has none, undefined when it did not all
+ * come (or is over the limit).
+ */
+function keepUnreadBody(req: Request, limit: number): Promise<Buffer | null | undefined> {
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  });
+  return new Promise((resolve) => {
+    req.once('end', () => resolve(size <= limit ? Buffer.concat(chunks, size) : undefined));
+    req.once('close', () => resolve(undefined));
+  });
 }
 
 /** Keeps what the app writes as its answer, as it goes out; read once the answer is finished. */

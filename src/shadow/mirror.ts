@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
 import type { ShadowConfig } from '../config';
+import { log } from '../ops/log';
 import { findEndpoint } from '../services/contract';
 import { ANSWER_HEADERS, type Answer, compareLive } from './compare';
 import { countShadow, type Labels } from './metrics';
@@ -102,6 +103,9 @@ export class Mirror {
       const answer = await this.send(copy);
       const labels = this.learnt.get(copy.requestId) ?? copy.labels;
       this.settle(copy, labels, answer);
+    } catch (error) {
+      // A fault in the comparison must not end the process that serves clients.
+      log.error('shadow copy not compared', { reqId: copy.requestId, error });
     } finally {
       this.learnt.delete(copy.requestId);
       this.active--;
