@@ -247,10 +247,12 @@ describe('a legacy host that hangs or refuses', () => {
       const a = await ask(ours.base, TOKEN_1001[i % 3], false);
       expect([a.status, a.body.includes('fcm:APA91bH-token-1001')]).toEqual([200, true]);
     }
-    // Every client has its answer, and the legacy host still holds the first copy unanswered.
+    // Every client has its answer; one copy in flight and two waiting, the other seven dropped.
+    expect(await settled(before, 7)).toEqual({ dropped: 7 });
+    // And the legacy host holds the first copy, unanswered, only one at a time.
+    for (let i = 0; i < 500 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(waiting.length).toBe(1);
     expect(waiting[0].writableEnded).toBe(false);
-    expect(await settled(before, 7)).toEqual({ dropped: 7 });
   });
 
   test('a copy not answered within SHADOW_TIMEOUT_MS is a legacy error', async () => {

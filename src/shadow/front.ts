@@ -5,7 +5,8 @@ import type { Config, ShadowConfig } from '../config';
 import { HostErrors } from '../errors';
 import { ANSWER_HEADERS } from './compare';
 import { countShadow } from './metrics';
-import { forwardable, HOP_BY_HOP, mayCopy, type Mirror, readable } from './mirror';
+import { readable } from './copier';
+import { forwardable, HOP_BY_HOP, mayCopy, type Mirror } from './mirror';
 
 /** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
 const LEGACY_TIMEOUT_MS = 110_000;

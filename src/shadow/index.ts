@@ -6,6 +6,7 @@ import type { Exchange } from '../ops/exchange';
 import type { RequestTap } from '../ops/request-hooks';
 import { createServer } from '../transport/server';
 import { ANSWER_HEADERS, type Answer } from './compare';
+import type { CopyTarget } from './copier';
 import { createFront } from './front';
 import { forwardable, HOP_BY_HOP, mayCopy, Mirror } from './mirror';
 import { openReport, type Report } from './report';
@@ -34,14 +35,17 @@ export function createShadow(config: Config): Shadow | null {
   const shadow = config.shadow;
   if (shadow === null) return null;
   const report = openReport(shadow.log);
-  const legacyRoot = new URL(shadow.url);
+  const root = new URL(shadow.url);
   // The client's path with this service's virtual directory replaced by the legacy site's.
-  const legacyPath = (url: string) => legacyRoot.pathname.replace(/\/$/, '') + url.slice(config.basePath.length);
-  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, report, legacyPath) : legacyFirst(config, shadow, report, legacyPath);
+  const legacy: LegacySite = { origin: root.origin, prefix: root.pathname.replace(/\/$/, ''), strip: config.basePath.length };
+  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, report, legacy) : legacyFirst(config, shadow, report, legacy);
 }
 
-function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacyPath: (url: string) => string): Shadow {
-  const mirror = new Mirror({ url: new URL(shadow.url), primary: 'ours', path: legacyPath, keepHost: false }, shadow, report, 'service-first');
+/** The legacy site and how a client's path maps onto it. */
+type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
+
+function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
+  const mirror = new Mirror({ ...legacy, keepHost: false, primary: 'ours', concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'service-first');
   const tap: RequestTap = (req, res) => {
     const { method, url } = req;
     if (!mayCopy(method, url, config.basePath, shadow.include) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
@@ -66,7 +70,7 @@ function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, lega
   return { tap, listener: async (app) => app, close: async () => closeAll(mirror, report) };
 }
 
-function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legacyPath: (url: string) => string): Shadow {
+function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
   let mirror: Mirror | null = null;
   let loopback: http.Server | null = null;
   return {
@@ -76,8 +80,9 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
       loopback = createServer(config.limits, app);
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
-      mirror = new Mirror({ url: new URL(`http://127.0.0.1:${port}`), primary: 'legacy', path: (url) => url, keepHost: true }, shadow, report, 'legacy-first');
-      return createFront(config, shadow, mirror, legacyPath);
+      const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'legacy-first');
+      return createFront(config, shadow, mirror, (url) => legacy.prefix + url.slice(legacy.strip));
     },
     async close() {
       loopback?.closeAllConnections();
@@ -88,7 +93,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
 }
 
 async function closeAll(mirror: Mirror | null, report: Report): Promise<void> {
-  mirror?.close();
+  await mirror?.close();
   await report.close();
 }
 
