@@ -69,6 +69,12 @@ const logFile = () => path.join(tmp, `differences-${++logs}.jsonl`);
 const readLog = (file: string): DifferenceLine[] =>
   fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as DifferenceLine) : [];
 
+/** The log's lines once there are `n` of them: a line is written (asynchronously) after its count. */
+async function logLines(file: string, n: number): Promise<DifferenceLine[]> {
+  for (let i = 0; i < 500 && readLog(file).length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  return readLog(file);
+}
+
 type Outcomes = Record<string, number>;
 /** The shadow counters, summed by outcome (or by `operation binding outcome`). */
 async function outcomes(byOperation = false): Promise<Outcomes> {
@@ -158,7 +164,7 @@ describe('service-first', () => {
       ' documentation match': 1,
       'GetAboutUs httpget match': 1,
     });
-    const lines = readLog(log);
+    const lines = await logLines(log, 4);
     expect(lines.map((l) => `${l.operation} ${l.binding}`).sort()).toEqual(['GetStudentSchool soap11', 'GetTokenDevice httpget', 'GetTokenDevice httppost', 'GetTokenDevice soap11']);
     const get1001 = lines.find((l) => l.binding === 'httpget')!;
     expect(get1001).toMatchObject({
@@ -221,10 +227,10 @@ describe('operations with effects', () => {
     for (const c of AUTH_CODE) await ask(ours.base, c, false);
     expect(await settled(before, 3)).toEqual({ difference: 3 });
     expect(host.asked.sort()).toEqual(['GET /AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B9647701234567', 'POST /AuthCodeSending.asmx', 'POST /AuthCodeSending.asmx/AuthCode']);
+    const lines = await logLines(log, 3);
     const text = fs.readFileSync(log, 'utf8');
     expect(text).not.toContain('4821');
     expect(text).not.toMatch(/770123/);
-    const lines = readLog(log);
     expect(lines.map((l) => l.request.url + l.request.body).join('\n')).toMatch(/<phone>\+\*{11}67<\/phone>[\s\S]*phone=%2B\*{11}67/);
   });
 });
@@ -296,7 +302,7 @@ describe('legacy-first', () => {
       'GetAboutUs httpget match': 1,
       '  match': 1,
     });
-    const line = readLog(log).find((l) => l.binding === 'httpget')!;
+    const line = (await logLines(log, 3)).find((l) => l.binding === 'httpget')!;
     expect(line).toMatchObject({ mode: 'legacy-first', legacy: { body: expect.stringContaining('fcm:changed-1001') }, ours: { body: expect.stringContaining('fcm:APA91bH-token-1001') } });
   });
 

@@ -82,7 +82,9 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
       mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'legacy-first');
-      return createFront(config, shadow, mirror, (url) => legacy.prefix + url.slice(legacy.strip));
+      // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
+      const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
+      return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));
     },
     async close() {
       loopback?.closeAllConnections();
