@@ -98,6 +98,7 @@ export class Mirror {
     const worker = this.worker;
     this.worker = null;
     this.pending.clear();
+    this.learnt.clear();
     await worker?.terminate();
   }
 
@@ -116,6 +117,7 @@ export class Mirror {
       this.worker = null;
       for (const copy of this.pending.values()) countShadow(copy.labels, 'dropped');
       this.pending.clear();
+      this.learnt.clear();
     });
     this.worker = worker;
     return worker;
