@@ -41,7 +41,7 @@ interface XmlEl {
 }
 
 /** Parses XML into elements by expanded name; returns null when the text is not well-formed XML. */
-export function parseXml(source: string): XmlEl | null {
+function parseXml(source: string): XmlEl | null {
   const text = source.replace(/^\uFEFF/, '');
   if (!/^\s*</.test(text)) return null;
   const parser = sax.parser(true, { xmlns: true });
@@ -86,7 +86,7 @@ export function parseXml(source: string): XmlEl | null {
 }
 
 /** Whether ours says what the legacy text says, legacy `{n}` placeholders standing for any text. */
-export function textMatches(legacy: string, ours: string): boolean {
+function textMatches(legacy: string, ours: string): boolean {
   if (legacy === ours) return true;
   if (!/\{\d+\}/.test(legacy)) return false;
   const parts = legacy.split(/\{\d+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
@@ -157,7 +157,7 @@ export function placeholdBase(body: string, base: string, requestPath: string): 
  * two hosts serving the same service write their own names into the WSDL, disco and help pages, and
  * addresses that differ only by host are equal. Other URLs (a school's address in the data) count.
  */
-export function withoutServiceHosts(body: string): string {
+function withoutServiceHosts(body: string): string {
   return body.replace(/\bhttps?:\/\/[^/\s"'<>]+(?=\/[^\s"'<>]*?\.asmx)/gi, '{host}');
 }
 
@@ -171,7 +171,7 @@ function framing(a: Answer): string {
  * The differences between a legacy answer and ours; empty when they agree. Bodies of `page` cases
  * must already have their addresses made comparable (placeholdBase or withoutServiceHosts).
  */
-export function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[] {
+function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[] {
   const d: Difference[] = [];
   const add = (what: string, l: string, o: string) => d.push({ kind: `${what}: legacy ${l}, ours ${o}`, detail: `${what}: legacy ${l} vs ours ${o}` });
   if (legacy.error || ours.error) {
@@ -222,7 +222,7 @@ export function compareAnswers(kind: CaseKind, legacy: Answer, ours: Answer): st
  * with any query but ?wsdl or ?disco) by status and type, as the hosts design their own; ASP.NET's runtime error page (an HTML
  * answer with an error status) as such a page; ?wsdl, ?disco and everything else in full.
  */
-export function kindOf(method: string, url: string, legacy: Answer): CaseKind {
+function kindOf(method: string, url: string, legacy: Answer): CaseKind {
   if (legacy.status >= 400 && /^text\/html/i.test(legacy.headers['content-type'] ?? '')) return 'error';
   if (method !== 'GET') return 'full';
   const q = url.indexOf('?');
