@@ -11,6 +11,9 @@ import { forwardable, HOP_BY_HOP, mayCopy, type Mirror } from './mirror';
 /** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
 const LEGACY_TIMEOUT_MS = 110_000;
 
+/** The most of a legacy answer kept to compare. */
+const KEPT_ANSWER_BYTES = 16 * 1024 * 1024;
+
 /** What a copy to this service leaves out of the client's request: it gets its own id and length. */
 const COPY_DROP = [...HOP_BY_HOP, 'content-length', 'x-request-id'];
 
@@ -56,9 +59,14 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
 
     upstream.once('response', (answer) => {
       const body: Buffer[] = [];
+      let answered = 0;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.rawHeaders, HOP_BY_HOP));
       answer.on('data', (chunk: Buffer) => {
-        if (kept !== null) body.push(chunk);
+        if (kept === null) return;
+        // An answer larger than any this service gives is passed on, not kept for a comparison.
+        answered += chunk.length;
+        if (answered > KEPT_ANSWER_BYTES) kept = null;
+        else body.push(chunk);
       });
       answer.once('error', () => res.destroy());
       answer.pipe(res);
