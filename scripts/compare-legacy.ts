@@ -28,14 +28,15 @@
  * `--namespace NS` uses the corpus for a service namespace without a trailing slash instead (recorded
  * to test/fixtures/corpus-namespace.json; the legacy host and ours must both serve NS).
  * The legacy base URL in bodies is replaced by `{BASE_URL}`, so the answers can be replayed without the host.
- * The comparison (`compareAnswers`) and the corpus (`buildCorpus`) are exported for that.
+ * The corpus (`buildCorpus`) and `ask` are exported for that; the comparison is src/shadow/compare.ts,
+ * which shadow traffic uses too.
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import iconv from 'iconv-lite';
-import sax from 'sax';
+import { ANSWER_HEADERS, type Answer, BASE_PLACEHOLDER, type CaseKind, compareAnswers, placeholdBase } from '../src/shadow/compare';
 
 // ---------------------------------------------------------------------------------------------------
 // The corpus
@@ -56,8 +57,6 @@ export interface Case {
   /** Sent as HTTP/1.0 (as nginx speaks to its upstream by default) instead of HTTP/1.1. */
   httpVersion?: '1.0';
 }
-
-export type CaseKind = 'full' | 'page' | 'help' | 'error';
 
 const NS = 'http://tempuri.org/';
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -753,12 +752,6 @@ export function buildNamespaceCorpus(ns: string): Case[] {
 // ---------------------------------------------------------------------------------------------------
 // Asking a server
 
-export interface Answer {
-  status: number;
-  headers: Record<string, string | undefined>;
-  body: string;
-  error?: string;
-}
 
 export function ask(base: string, c: Case, legacy: boolean, timeoutMs = 30000): Promise<Answer> {
   const url = new URL(base);
@@ -791,8 +784,6 @@ export function ask(base: string, c: Case, legacy: boolean, timeoutMs = 30000): 
   });
 }
 
-const ANSWER_HEADERS = ['content-type', 'cache-control', 'content-length', 'transfer-encoding'];
-
 /** One HTTP/1.0 exchange over a plain socket (Node's client speaks only 1.1); the server closes. */
 function askHttp10(url: URL, p: string, method: string, headers: Record<string, string>, body: Buffer | null, timeoutMs: number): Promise<Answer> {
   return new Promise((resolve) => {
@@ -816,7 +807,7 @@ function askHttp10(url: URL, p: string, method: string, headers: Record<string, 
       for (const line of lines) {
         const colon = line.indexOf(':');
         const name = line.slice(0, colon).trim().toLowerCase();
-        if (ANSWER_HEADERS.includes(name)) h[name] = line.slice(colon + 1).trim();
+        if ((ANSWER_HEADERS as readonly string[]).includes(name)) h[name] = line.slice(colon + 1).trim();
       }
       let rest: Buffer = raw.subarray(end + 4);
       if (h['transfer-encoding'] === 'chunked') rest = dechunk(rest);
@@ -835,176 +826,6 @@ function dechunk(data: Buffer): Buffer {
     parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
     at = lineEnd + 2 + size + 2;
   }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Comparing answers
-
-interface XmlEl {
-  name: string; // {uri}local
-  qname: string;
-  attrs: Record<string, string>;
-  kids: Array<XmlEl | string>;
-}
-
-/** Parses XML into elements by expanded name; returns null when the text is not well-formed XML. */
-export function parseXml(source: string): XmlEl | null {
-  const text = source.replace(/^\uFEFF/, '');
-  if (!/^\s*</.test(text)) return null;
-  const parser = sax.parser(true, { xmlns: true });
-  const stack: XmlEl[] = [];
-  let root: XmlEl | null = null;
-  let failed = false;
-  parser.onerror = () => {
-    failed = true;
-  };
-  parser.onopentag = (node) => {
-    const tag = node as sax.QualifiedTag;
-    const attrs: Record<string, string> = {};
-    for (const a of Object.values(tag.attributes)) {
-      if (a.prefix === 'xmlns' || a.name === 'xmlns') continue;
-      attrs[`{${a.uri}}${a.local}`] = a.value;
-    }
-    const el: XmlEl = { name: `{${tag.uri}}${tag.local}`, qname: tag.name, attrs, kids: [] };
-    if (stack.length > 0) stack[stack.length - 1].kids.push(el);
-    else if (root) failed = true;
-    else root = el;
-    stack.push(el);
-  };
-  const onText = (t: string) => {
-    if (stack.length === 0) return;
-    const kids = stack[stack.length - 1].kids;
-    if (typeof kids[kids.length - 1] === 'string') kids[kids.length - 1] += t;
-    else kids.push(t);
-  };
-  parser.ontext = onText;
-  parser.oncdata = onText;
-  parser.onclosetag = () => {
-    const el = stack.pop()!;
-    if (el.kids.some((k) => typeof k !== 'string')) el.kids = el.kids.filter((k) => typeof k !== 'string' || k.trim() !== '');
-    el.kids = el.kids.map((k) => (typeof k === 'string' ? k.replace(/\r\n?/g, '\n') : k));
-  };
-  try {
-    parser.write(text).close();
-  } catch {
-    return null;
-  }
-  return failed || !root ? null : root;
-}
-
-/** Whether ours says what the legacy text says, legacy `{n}` placeholders standing for any text. */
-export function textMatches(legacy: string, ours: string): boolean {
-  if (legacy === ours) return true;
-  if (!/\{\d+\}/.test(legacy)) return false;
-  const parts = legacy.split(/\{\d+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('[\\s\\S]*?')}$`).test(ours);
-}
-
-const short = (s: string | undefined, n = 160) => {
-  if (s === undefined) return '(none)';
-  const j = JSON.stringify(s);
-  return j.length > n ? `${j.slice(0, n - 12)}…(${s.length} chars)` : j;
-};
-
-function localOf(el: XmlEl): string {
-  return el.qname;
-}
-
-function diffXml(l: XmlEl, o: XmlEl, at: string, out: string[], limit = 4, index = ''): void {
-  if (out.length >= limit) return;
-  const here = `${at}/${localOf(l)}${index}`;
-  if (l.name !== o.name) {
-    out.push(`element ${at || '/'}: legacy <${l.name}> vs ours <${o.name}>`);
-    return;
-  }
-  const keys = new Set([...Object.keys(l.attrs), ...Object.keys(o.attrs)]);
-  for (const k of keys) {
-    const lv = l.attrs[k];
-    const ov = o.attrs[k];
-    if (lv === undefined || ov === undefined || !textMatches(lv, ov)) out.push(`${here}/@${k}: legacy ${short(lv)} vs ours ${short(ov)}`);
-  }
-  const n = Math.max(l.kids.length, o.kids.length);
-  for (let i = 0; i < n && out.length < limit; i++) {
-    const lk = l.kids[i];
-    const ok = o.kids[i];
-    const pos = `${here}[${i}]`;
-    if (lk === undefined || ok === undefined) {
-      const desc = (k: XmlEl | string | undefined) => (k === undefined ? '(nothing)' : typeof k === 'string' ? `text ${short(k)}` : `<${k.qname}> ${short(serialize(k), 100)}`);
-      out.push(`${here}: ${l.kids.length} vs ${o.kids.length} children; from #${i}: legacy ${desc(lk)} vs ours ${desc(ok)}`);
-      return;
-    }
-    if (typeof lk === 'string' || typeof ok === 'string') {
-      if (typeof lk !== 'string' || typeof ok !== 'string') {
-        out.push(`${pos}: legacy ${typeof lk === 'string' ? `text ${short(lk)}` : `<${lk.qname}>`} vs ours ${typeof ok === 'string' ? `text ${short(ok)}` : `<${ok.qname}>`}`);
-      } else if (!textMatches(lk, ok)) {
-        out.push(`${here} text: legacy ${short(lk, 400)} vs ours ${short(ok, 400)}`);
-      }
-      continue;
-    }
-    const same = l.kids.filter((k) => typeof k !== 'string' && k.name === lk.name);
-    diffXml(lk, ok, here, out, limit, same.length > 1 ? `[${same.indexOf(lk) + 1}]` : '');
-  }
-}
-
-function serialize(el: XmlEl): string {
-  return `<${el.qname}>${el.kids.map((k) => (typeof k === 'string' ? k : serialize(k))).join('')}</${el.qname}>`;
-}
-
-export const BASE_PLACEHOLDER = '{BASE_URL}';
-
-/** Replaces a server's own base URL (and the requested path behind it) in a service page. */
-export function placeholdBase(body: string, base: string, requestPath: string): string {
-  const b = base.replace(/\/$/, '');
-  const p = requestPath.replace(/\?.*$/, '');
-  return body.split(b + p).join(`${BASE_PLACEHOLDER}{PATH}`).split(b).join(BASE_PLACEHOLDER);
-}
-
-function framing(a: Answer): string {
-  if (a.headers['transfer-encoding']) return `transfer-encoding: ${a.headers['transfer-encoding']}`;
-  if (a.headers['content-length'] !== undefined) return 'content-length';
-  return 'neither';
-}
-
-/**
- * The differences between a legacy answer and ours, as lines; empty when they agree. Bodies of `page`
- * cases must already have their base URLs replaced (placeholdBase).
- */
-export function compareAnswers(kind: CaseKind, legacy: Answer, ours: Answer): string[] {
-  const d: string[] = [];
-  if (legacy.error || ours.error) {
-    if (legacy.error !== ours.error) d.push(`transport: legacy ${legacy.error ?? 'ok'} vs ours ${ours.error ?? 'ok'}`);
-    if (legacy.error && ours.error) return d;
-  }
-  if (legacy.status !== ours.status) d.push(`status: legacy ${legacy.status} vs ours ${ours.status}`);
-  const mediaType = (t: string | undefined) => (kind === 'error' ? t?.split(';')[0] : t);
-  const lt = mediaType(legacy.headers['content-type']);
-  const ot = mediaType(ours.headers['content-type']);
-  if (lt !== ot) d.push(`content-type: legacy ${short(lt)} vs ours ${short(ot)}`);
-  if (kind === 'help') return d;
-  if (framing(legacy) !== framing(ours)) d.push(`framing: legacy ${framing(legacy)} vs ours ${framing(ours)}`);
-  const lc = legacy.headers['cache-control'];
-  const oc = ours.headers['cache-control'];
-  if (lc !== oc) d.push(`cache-control: legacy ${short(lc)} vs ours ${short(oc)}`);
-  if (kind === 'error') {
-    const page = (body: string) => (body === '' ? 'empty' : /Runtime Error/.test(body) ? 'runtime error page' : short(body));
-    if (page(legacy.body) !== page(ours.body)) d.push(`body: legacy ${page(legacy.body)} vs ours ${page(ours.body)}`);
-    return d;
-  }
-  const lx = legacy.body.trim() ? parseXml(legacy.body) : null;
-  const ox = ours.body.trim() ? parseXml(ours.body) : null;
-  if (lx && ox) {
-    const out: string[] = [];
-    diffXml(lx, ox, '', out);
-    d.push(...out.map((s) => `body ${s}`));
-  } else {
-    // legacy writes LF where .NET writes CRLF
-    const lb = legacy.body.replace(/\r?\n/g, '\r\n');
-    if (!textMatches(lb, ours.body)) {
-      const what = lx ? ' (legacy XML, ours not)' : ox ? ' (ours XML, legacy not)' : '';
-      d.push(`body${what}: legacy ${short(legacy.body, 300)} vs ours ${short(ours.body, 300)}`);
-    }
-  }
-  return d;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Answer, ask, type Case, placeholdBase } from './compare-legacy';
+import { ask, type Case } from './compare-legacy';
+import { type Answer, placeholdBase } from '../src/shadow/compare';
 
 const NS = 'http://tempuri.org/';
 const CT11 = 'text/xml; charset=utf-8';

@@ -6,7 +6,7 @@ import type { Config, Limits } from './config';
 import { Errors, type HostError, HostErrors } from './errors';
 import { protocolVerdict, type RequestKind } from './bindings/protocols';
 import { exchangeOf } from './ops/exchange';
-import { requestHooks } from './ops/request-hooks';
+import { type RequestTap, requestHooks } from './ops/request-hooks';
 import { createServicePages } from './pages';
 import { createErrorPage } from './pages/error-page';
 import { WsdlCatalog } from './pages/wsdl';
@@ -30,12 +30,16 @@ interface EndpointBindings {
  * `/<Endpoint>.asmx/<Op>` for HTTP GET/POST, everything under BASE_PATH. Paths match without
  * regard to case, as on IIS.
  */
-export async function createApp(
-  config: Config,
-  store: Store,
-  // Without the process's own (main.ts: Redis-backed, waking its dispatcher), per-process limits and no delivery.
-  intake = new SmsIntake(config.sms, store, new MemoryLimiter()),
-): Promise<express.Express> {
+/** What a serving process adds around the app; tests and tools leave them out. */
+export interface AppParts {
+  /** AuthCode's intake. Without the process's own (Redis-backed, waking its dispatcher): per-process limits and no delivery. */
+  intake?: SmsIntake;
+  /** Shadowing's view of each finished exchange. */
+  tap?: RequestTap;
+}
+
+export async function createApp(config: Config, store: Store, parts: AppParts = {}): Promise<express.Express> {
+  const intake = parts.intake ?? new SmsIntake(config.sms, store, new MemoryLimiter());
   const services = createServices(store, intake);
   const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
   const pages = createServicePages(config, catalog);
@@ -65,7 +69,7 @@ export async function createApp(
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
-  app.use(requestHooks(config));
+  app.use(requestHooks({ trustProxy: config.trustProxy, tap: parts.tap }));
   app.use((req: Request, _res: Response, next: NextFunction) =>
     withRequestContext({ clientAddress: clientAddress(req, config.trustProxy) }, next),
   );

@@ -165,16 +165,25 @@ function httpSysPage(status: number, title: string, heading: string, text: strin
   return { status, contentType: 'text/html; charset=us-ascii', body };
 }
 
-const IIS_NOT_FOUND =
-  '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\r\n' +
-  '<html xmlns="http://www.w3.org/1999/xhtml">\r\n<head>\r\n' +
-  '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>\r\n' +
-  '<title>404 - File or directory not found.</title>\r\n</head>\r\n<body>\r\n' +
-  '<div id="header"><h1>Server Error</h1></div>\r\n<div id="content">\r\n' +
-  ' <div class="content-container"><fieldset>\r\n' +
-  '  <h2>404 - File or directory not found.</h2>\r\n' +
-  '  <h3>The resource you are looking for might have been removed, had its name changed, or is temporarily unavailable.</h3>\r\n' +
-  ' </fieldset></div>\r\n</div>\r\n</body>\r\n</html>\r\n';
+/** IIS's detailed-errors-off page, as a remote client sees it. */
+function iisPage(heading: string, text: string): string {
+  return (
+    '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\r\n' +
+    '<html xmlns="http://www.w3.org/1999/xhtml">\r\n<head>\r\n' +
+    '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>\r\n' +
+    `<title>${heading}</title>\r\n</head>\r\n<body>\r\n` +
+    '<div id="header"><h1>Server Error</h1></div>\r\n<div id="content">\r\n' +
+    ' <div class="content-container"><fieldset>\r\n' +
+    `  <h2>${heading}</h2>\r\n` +
+    `  <h3>${text}</h3>\r\n` +
+    ' </fieldset></div>\r\n</div>\r\n</body>\r\n</html>\r\n'
+  );
+}
+
+const IIS_NOT_FOUND = iisPage(
+  '404 - File or directory not found.',
+  'The resource you are looking for might have been removed, had its name changed, or is temporarily unavailable.',
+);
 
 export const HostErrors = {
   /** A malformed %-escape or a character a URL may not hold. */
@@ -187,4 +196,10 @@ export const HostErrors = {
   timeout: () => httpSysPage(408, 'Request Timeout', 'Request Timeout', 'The request timed out.'),
   /** Request filtering's 404.14 (URL too long) and 404.15 (query string too long), as a remote client sees them. */
   filtered: (): HostError => ({ status: 404, contentType: 'text/html', body: IIS_NOT_FOUND }),
+  /** IIS's reverse proxy (ARR) when the server behind it gives no answer: what a legacy-first front answers then. */
+  badGateway: (): HostError => ({
+    status: 502,
+    contentType: 'text/html',
+    body: iisPage('502 - Web server received an invalid response while acting as a gateway or proxy server.', 'There is a problem with the page you are looking for, and it cannot be displayed. When the Web server (while acting as a gateway or proxy) contacted the upstream content server, it received an invalid response from the content server.'),
+  }),
 } as const;

@@ -50,6 +50,7 @@ test('defaults', () => {
       redisKeyPrefix: 'asmx:sms:',
       http: { url: '', method: 'POST', headers: {}, body: '{"to":"{phone}","message":"{message}"}', format: 'json', timeoutMs: 10000 },
     },
+    shadow: null,
   });
 });
 
@@ -67,6 +68,23 @@ test('SMS settings are read and normalised; Twilio is the HTTP gateway with its 
     format: 'form',
     timeoutMs: 10000,
   });
+});
+
+test('shadow settings', () => {
+  expect(loadConfig({ SHADOW_URL: 'http://legacy-host/StudentService/' }).shadow).toEqual({
+    url: 'http://legacy-host/StudentService',
+    mode: 'service-first',
+    concurrency: 4,
+    sample: 1,
+    timeoutMs: 5000,
+    queue: 1000,
+    log: './data/shadow-differences.jsonl',
+    include: new Set(),
+  });
+  const c = loadConfig({ SHADOW_URL: 'https://iis', SHADOW_MODE: 'Legacy-First', SHADOW_SAMPLE: '0.25', SHADOW_INCLUDE: 'authcode', SHADOW_LOG: '', SHADOW_QUEUE: '0' });
+  expect(c.shadow).toMatchObject({ mode: 'legacy-first', sample: 0.25, include: new Set(['AuthCode']), log: null, queue: 0 });
+  // The other settings are checked even while shadowing is off, so a typo shows before it is needed.
+  expect(() => loadConfig({ SHADOW_SAMPLE: '2' })).toThrow(/^SHADOW_SAMPLE /);
 });
 
 test('limits are read from the environment', () => {
@@ -134,6 +152,15 @@ test.each([
   [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_FROM: '+15005550006' }, /^TWILIO_AUTH_TOKEN must be set when SMS_GATEWAY=twilio$/],
   [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'nope', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1' }, /^TWILIO_ACCOUNT_SID /],
   [{ REDIS_URL: 'http://u:secret@127.0.0.1:6379' }, /^REDIS_URL must be a URL such as redis:\/\/127\.0\.0\.1:6379$/],
+  [{ SHADOW_URL: 'legacy-host' }, /^SHADOW_URL must be an absolute URL/],
+  [{ SHADOW_URL: 'ftp://legacy' }, /^SHADOW_URL /],
+  [{ SHADOW_MODE: 'both' }, /^SHADOW_MODE must be one of service-first, legacy-first/],
+  [{ SHADOW_CONCURRENCY: '0' }, /^SHADOW_CONCURRENCY /],
+  [{ SHADOW_SAMPLE: '-0.5' }, /^SHADOW_SAMPLE /],
+  [{ SHADOW_SAMPLE: 'half' }, /^SHADOW_SAMPLE /],
+  [{ SHADOW_TIMEOUT_MS: '0' }, /^SHADOW_TIMEOUT_MS /],
+  [{ SHADOW_QUEUE: 'lots' }, /^SHADOW_QUEUE /],
+  [{ SHADOW_INCLUDE: 'GetTokenDevice' }, /^SHADOW_INCLUDE may only name operations with effects \(AuthCode\)/],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

@@ -2,7 +2,8 @@ import fs from 'fs';
 import type { Server } from 'http';
 import type { AddressInfo } from 'net';
 import path from 'path';
-import { type Answer, ask, type Case, compareAnswers, placeholdBase } from '../scripts/compare-legacy';
+import { ask, type Case } from '../scripts/compare-legacy';
+import { type Answer, compareAnswers, placeholdBase } from '../src/shadow/compare';
 import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
 
 /**

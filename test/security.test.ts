@@ -53,8 +53,11 @@ function request(method: string, target: string, headers: Record<string, string>
   return Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), bytes]);
 }
 
-/** Sends raw bytes; the answer must be complete, free of internals, and come within `withinMs`. */
-async function attack(bytes: Buffer, method = 'POST', withinMs = 1000): Promise<RawResponse> {
+/**
+ * Sends raw bytes; the answer must be complete and free of internals. `withinMs` only tells a held
+ * connection from a loaded machine: it is no speed goal.
+ */
+async function attack(bytes: Buffer, method = 'POST', withinMs = 10_000): Promise<RawResponse> {
   const outcome = await exchange('127.0.0.1', port, bytes, method, withinMs);
   expect(problems(outcome, bytes)).toEqual([]);
   if (outcome.kind !== 'response') throw new Error(`no answer: ${outcome.kind}`);
@@ -187,7 +190,7 @@ describe('size and shape', () => {
 
   test('a body shorter than its Content-Length is answered 408 when the request time-out ends', async () => {
     const bytes = Buffer.from(`POST /AboutUs.asmx/GetAboutUs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nabc`);
-    const r = await attack(bytes, 'POST', 5000);
+    const r = await attack(bytes, 'POST', 10_000);
     expect(r.status).toBe(408);
   });
 });

@@ -31,7 +31,8 @@ beforeEach(async () => {
     SMS_GATEWAY: 'http',
     SMS_HTTP_URL: `${url}/send`,
     SMS_HTTP_TIMEOUT_MS: '1000',
-    SMS_LEASE_MS: '1500',
+    // Twice the send time-out: a loaded machine must not make the lease the reason for a second send.
+    SMS_LEASE_MS: '3000',
     SMS_RETRY_BASE_MS: '20',
     SMS_POLL_MS: '25',
     LOG_LEVEL: 'silent',

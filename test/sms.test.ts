@@ -69,7 +69,7 @@ async function service(env: Record<string, string> = {}, start = true): Promise<
   const sms = createSms(config.sms, store);
   opened.push({ sms, store });
   if (start) sms.dispatcher.start();
-  return { app: await createApp(config, store, sms.intake), store, sms, config };
+  return { app: await createApp(config, store, { intake: sms.intake }), store, sms, config };
 }
 
 const authCode = (app: express.Express, code: string, phone: string, headers: Record<string, string> = {}) =>

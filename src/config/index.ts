@@ -1,11 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { type Limits, loadLimits } from './limits';
 import { absoluteUrl, ConfigError, type Env, flag, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
+import { loadShadow, type ShadowConfig } from './shadow';
 import { loadSms, type SmsConfig } from './sms';
 
 export { ConfigError } from './parse';
 export type { Limits } from './limits';
 export type { SmsConfig, SmsGatewayKind, SmsHttpConfig } from './sms';
+export { SHADOW_MODES, type ShadowConfig, type ShadowMode } from './shadow';
 
 /**
  * Configuration from the environment, validated once at start. A bad value is a ConfigError whose
@@ -41,6 +43,8 @@ export interface Config {
   protocols: ReadonlySet<Protocol>;
   limits: Limits;
   sms: SmsConfig;
+  /** Shadow traffic against the legacy host (SHADOW_URL), or null when off. */
+  shadow: ShadowConfig | null;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -124,5 +128,6 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     protocols: protocols(get('PROTOCOLS', PROTOCOLS.join(','))),
     limits: loadLimits(get),
     sms: loadSms(get),
+    shadow: loadShadow(get),
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { exchangeOf } from './exchange';
+import { type Exchange, exchangeOf } from './exchange';
 import { logger } from './log';
 import { recordExchange } from './metrics';
 import { clientAddress } from '../transport/context';
@@ -11,14 +11,22 @@ const ACCEPTABLE_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 export interface HookOptions {
   /** Whether X-Forwarded-For names the client (behind a proxy the socket's address is the proxy's). */
   trustProxy: boolean;
+  /** Shadow traffic's hold on the request (src/shadow), when it is on. */
+  tap?: RequestTap;
 }
+
+/**
+ * Follows a request to its answer: called as the request arrives, it returns what to call once the
+ * answer is finished (with the request's Exchange and status), or null to let this request go.
+ */
+export type RequestTap = (req: Request, res: Response) => ((ex: Exchange, status: number) => void) | null;
 
 /**
  * The one place around every request: on the way in it gives the request its id (X-Request-Id kept
  * or made, and returned); when the answer is finished (or the connection dropped) it writes the
  * request's log line, logs an unexpected error with its stack under the same id, and updates the
- * metrics. What the request was (endpoint, operation, binding, fault) is reported by the bindings on
- * its Exchange.
+ * metrics, and hands the exchange to shadow traffic's tap (after the client has its answer). What the
+ * request was (endpoint, operation, binding, fault) is reported by the bindings on its Exchange.
  */
 export function requestHooks(options: HookOptions): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -30,6 +38,7 @@ export function requestHooks(options: HookOptions): RequestHandler {
     res.locals.requestId = requestId;
     const ex = exchangeOf(res);
     res.setHeader('X-Request-Id', requestId);
+    const tapped = options.tap?.(req, res) ?? null;
 
     let done = false;
     const finish = () => {
@@ -40,6 +49,7 @@ export function requestHooks(options: HookOptions): RequestHandler {
       const status = res.writableFinished ? res.statusCode : 0;
       if (ex.error !== undefined) logger.error({ reqId: requestId, error: ex.error }, 'request failed');
       recordExchange(ex, status, seconds);
+      tapped?.(ex, status);
       if (!logger.isLevelEnabled('info')) return;
       logger.info(
         {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { createApp } from '../app';
 import type { Config } from '../config';
+import { createShadow, type Shadow } from '../shadow';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
 import { createSms, type Sms } from '../sms';
@@ -45,12 +46,13 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   watchStore(store);
   const sms = createSms(config.sms, store);
   sms.dispatcher.start();
-  const app = await createApp(config, store, sms.intake);
-  const server = createServer(config.limits, app);
+  const shadow = createShadow(config);
+  const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
+  const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));
   const connections = drainable(server);
 
   let admin: http.Server | null = null;
-  const stop = once((reason: string) => void shutdown(config, reason, connections, sms, store, admin));
+  const stop = once((reason: string) => void shutdown(config, reason, connections, sms, store, admin, shadow));
   let signals = 0;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -85,7 +87,15 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
 }
 
-async function shutdown(config: Config, reason: string, connections: Drainable, sms: Sms, store: Store, admin: http.Server | null): Promise<void> {
+async function shutdown(
+  config: Config,
+  reason: string,
+  connections: Drainable,
+  sms: Sms,
+  store: Store,
+  admin: http.Server | null,
+  shadow: Shadow | null,
+): Promise<void> {
   log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
   let code = 0;
   try {
@@ -97,6 +107,8 @@ async function shutdown(config: Config, reason: string, connections: Drainable, 
   admin?.close();
   // The dispatcher stops claiming and finishes the sends in flight; the rest stays pending for the next start.
   await sms.close();
+  // Copies still waiting or in flight are given up: they never hold a stop.
+  await shadow?.close();
   await store.close();
   log.info('stopped', { exitCode: code });
   process.exit(code);

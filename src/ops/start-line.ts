@@ -18,5 +18,12 @@ export function startLine(config: Config, port: number, counts: RowCounts, worke
     counts.students + counts.devices === 0
       ? '; the store is empty: load it with `npm run import -- --students FILE.csv --devices FILE.csv` (or --demo)'
       : '';
-  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}`;
+  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}`;
+}
+
+function shadowPart({ shadow }: Config): string {
+  if (shadow === null) return '';
+  const how = shadow.mode === 'service-first' ? `answering clients, copies to the legacy host ${shadow.url}` : `clients answered by the legacy host ${shadow.url}, copies to this service`;
+  const kept = shadow.log === null ? 'differences counted only' : `differences to ${path.resolve(shadow.log)}`;
+  return `; shadow ${shadow.mode}: ${how}; ${kept}`;
 }

@@ -19,6 +19,8 @@ export interface OperationSpec {
   readonly name: string;
   readonly params: readonly ParamSpec[];
   readonly result: ResultKind;
+  /** It changes something outside the answer (AuthCode texts a parent): never run twice for a comparison. */
+  readonly effects?: true;
 }
 
 export interface EndpointSpec {
@@ -32,7 +34,7 @@ const str = (name: string): ParamSpec => ({ name, type: 'string' });
 export const ENDPOINTS: readonly EndpointSpec[] = [
   {
     name: 'AuthCodeSending',
-    operations: [{ name: 'AuthCode', params: [str('code'), str('phone')], result: 'void' }],
+    operations: [{ name: 'AuthCode', params: [str('code'), str('phone')], result: 'void', effects: true }],
   },
   {
     name: 'GetStudnetsMarks',

@@ -8,7 +8,10 @@ import { renderMessage } from './message';
 import { smsMetrics } from './metrics';
 import { maskPhone } from './validation';
 
-type DispatcherOptions = Pick<SmsConfig, 'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'retentionDays' | 'failedHoldMinutes'>;
+type DispatcherOptions = Pick<SmsConfig, 'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'retentionDays' | 'failedHoldMinutes'> & {
+  /** The longest a send may take (the gateway's time-out); 0 for a gateway that does not wait. */
+  sendTimeoutMs: number;
+};
 
 /** Messages claimed, and sent side by side, at a time. */
 const BATCH = 10;
@@ -75,16 +78,23 @@ export class Dispatcher {
       do {
         this.again = false;
         const now = new Date();
-        claimed = await this.outbox.claimDue(this.owner, now, new Date(now.getTime() + this.options.leaseMs), BATCH);
-        await Promise.all(claimed.map((m) => this.deliver(m)));
+        const leaseEnd = now.getTime() + this.options.leaseMs;
+        claimed = await this.outbox.claimDue(this.owner, now, new Date(leaseEnd), BATCH);
+        await Promise.all(claimed.map((m) => this.deliver(m, leaseEnd)));
       } while (this.running && (claimed.length === BATCH || this.again));
     } catch (err) {
       log.warn('SMS dispatcher cannot read the outbox; trying again at the next poll', { error: (err as Error).message });
     }
   }
 
-  private async deliver(m: ClaimedSms): Promise<void> {
+  private async deliver(m: ClaimedSms, leaseEnd: number): Promise<void> {
     const phone = maskPhone(m.phone);
+    // A send may only start if it can end while the lease holds: after the lease another dispatcher
+    // may claim the row and send it too. A process slowed down since its claim leaves the row as it is.
+    if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
+      log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone });
+      return;
+    }
     try {
       try {
         await this.gateway.send({ phone: m.phone, code: m.code, text: renderMessage(this.options.template, m.code) });

@@ -19,7 +19,9 @@ export interface Sms {
 
 export function createSms(config: SmsConfig, store: Store): Sms {
   const limiter = config.redisUrl === null ? new MemoryLimiter() : new SharedLimiter(config.redisUrl, config.redisKeyPrefix);
-  const dispatcher = new Dispatcher(store.outbox, createGateway(config), config);
+  const gateway = createGateway(config);
+  // Only the HTTP gateways wait on the network; the log gateway's send is immediate.
+  const dispatcher = new Dispatcher(store.outbox, gateway, { ...config, sendTimeoutMs: config.gateway === 'log' ? 0 : config.http.timeoutMs });
   const intake = new SmsIntake(config, store, limiter, () => dispatcher.wake());
   return {
     intake,

@@ -1,9 +1,11 @@
 import fs from 'fs';
+import type http from 'http';
 import os from 'os';
 import path from 'path';
 import type express from 'express';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
+import { createShadow } from '../../src/shadow';
 import { fileSource, importFiles } from '../../src/store/import';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
@@ -13,6 +15,8 @@ export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
 export interface TestApp {
   app: express.Express;
+  /** What serves the port: the app, or with SHADOW_MODE=legacy-first the front (src/shadow). */
+  listener: http.RequestListener;
   store: Store;
   config: Config;
   close(): Promise<void>;
@@ -21,23 +25,27 @@ export interface TestApp {
 /**
  * The app over a throw-away store loaded with the data set the exchanges were recorded on: a SQLite
  * file, or a PostgreSQL schema of its own when jest runs the suite in its postgres project
- * (jest.config.js), so every behaviour suite runs against both stores.
+ * (jest.config.js), so every behaviour suite runs against both stores. `data` is another data set's
+ * directory (students.csv, devices.csv).
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, data = path.join(FIXTURES, 'data')): Promise<TestApp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-'));
   const db = TEST_STORE === 'postgres' ? await testDatabase() : null;
   const config = loadConfig({ SQLITE_PATH: path.join(dir, 'test.db'), ...(db === null ? {} : { DATABASE_URL: db.url }), ...env });
   const store = await openStore(config);
-  const fixture = (name: string) => fileSource(name, path.join(FIXTURES, 'data', name));
+  const fixture = (name: string) => fileSource(name, path.join(data, name));
   await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () =>
     store.beginImport(),
   );
-  const app = await createApp(config, store);
+  const shadow = createShadow(config);
+  const app = await createApp(config, store, { tap: shadow?.tap });
   return {
     app,
+    listener: shadow === null ? app : await shadow.listener(app),
     store,
     config,
     close: async () => {
+      await shadow?.close();
       await store.close();
       await db?.drop();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,56 @@
+import { ENDPOINTS } from '../services/contract';
+import { absoluteUrl, ConfigError, type Getter, oneOf, wholeNumber } from './parse';
+
+/**
+ * Shadow traffic: `service-first` answers clients itself and sends a copy of each request to the
+ * legacy host; `legacy-first` is a front that answers clients from the legacy host and sends the copy
+ * to this service. Either way the two answers are compared and each difference reported.
+ */
+export interface ShadowConfig {
+  /** The legacy site root, virtual directory included, without a trailing slash. */
+  url: string;
+  mode: ShadowMode;
+  /** Copies in flight at once. */
+  concurrency: number;
+  /** The share of requests copied, 0 to 1. */
+  sample: number;
+  /** How long a copy may take before it counts as unanswered. */
+  timeoutMs: number;
+  /** Copies waiting for a free slot; beyond this a copy is dropped (and counted). */
+  queue: number;
+  /** The JSON-lines file each difference is appended to, or null for metrics only. */
+  log: string | null;
+  /** Operations with effects that are copied all the same (only by name from the contract). */
+  include: ReadonlySet<string>;
+}
+
+export const SHADOW_MODES = ['service-first', 'legacy-first'] as const;
+export type ShadowMode = (typeof SHADOW_MODES)[number];
+
+/** Operations with effects (the contract marks them): never copied unless SHADOW_INCLUDE names them. */
+const effectful = ENDPOINTS.flatMap((e) => e.operations.filter((o) => o.effects === true).map((o) => o.name));
+
+/** Off without SHADOW_URL; the other SHADOW_ settings are validated either way, so a typo is caught early. */
+export function loadShadow(get: Getter): ShadowConfig | null {
+  const url = get('SHADOW_URL', '');
+  const sample = get('SHADOW_SAMPLE', '1');
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(sample.trim())) throw new ConfigError(`SHADOW_SAMPLE must be a number from 0 to 1, got "${sample}"`);
+  const include = new Set<string>();
+  for (const name of get('SHADOW_INCLUDE', '').split(',').map((n) => n.trim()).filter((n) => n !== '')) {
+    const op = effectful.find((e) => e.toLowerCase() === name.toLowerCase());
+    if (op === undefined) throw new ConfigError(`SHADOW_INCLUDE may only name operations with effects (${effectful.join(', ')}), got "${name}"`);
+    include.add(op);
+  }
+  const log = get('SHADOW_LOG', './data/shadow-differences.jsonl');
+  const shadow: ShadowConfig = {
+    url: url === '' ? '' : absoluteUrl('SHADOW_URL', url).replace(/\/+$/, ''),
+    mode: oneOf('SHADOW_MODE', get('SHADOW_MODE', 'service-first'), SHADOW_MODES),
+    concurrency: wholeNumber('SHADOW_CONCURRENCY', get('SHADOW_CONCURRENCY', '4'), 1, 1000),
+    sample: Number(sample),
+    timeoutMs: wholeNumber('SHADOW_TIMEOUT_MS', get('SHADOW_TIMEOUT_MS', '5000'), 1, 3_600_000),
+    queue: wholeNumber('SHADOW_QUEUE', get('SHADOW_QUEUE', '1000'), 0, 1_000_000),
+    log: log.trim() === '' ? null : log,
+    include,
+  };
+  return url === '' ? null : shadow;
+}

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { Config, ShadowConfig } from '../config';
+import { HostErrors } from '../errors';
+import { ANSWER_HEADERS } from './compare';
+import { countShadow } from './metrics';
+import { readable } from './copier';
+import { forwardable, HOP_BY_HOP, mayCopy, type Mirror } from './mirror';
+
+/** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
+const LEGACY_TIMEOUT_MS = 110_000;
+
+/** The most of a legacy answer kept to compare. */
+const KEPT_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** What a copy to this service leaves out of the client's request: it gets its own id and length. */
+const COPY_DROP = [...HOP_BY_HOP, 'content-length', 'x-request-id'];
+
+/**
+ * SHADOW_MODE=legacy-first: a reverse proxy in front of the legacy host. Each request goes to the
+ * legacy host as it comes (streamed, the client's Host kept, so its addresses are the public ones);
+ * the client gets the legacy answer as it was given, hop-by-hop headers aside. Once the client has it,
+ * a copy of the request (its bytes kept on the way through, up to MAX_BODY_BYTES) is offered to the
+ * mirror, which puts it to this service and compares.
+ */
+export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror, legacyPath: (url: string) => string): http.RequestListener {
+  const legacy = new URL(shadow.url);
+  const client = legacy.protocol === 'https:' ? https : http;
+  const agent = new client.Agent({ keepAlive: true });
+
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    let kept: Buffer[] | null = mayCopy(method, url, config.basePath, shadow.include) && Math.random() < shadow.sample ? [] : null;
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (kept === null) return;
+      size += chunk.length;
+      if (size > config.limits.maxBodyBytes) kept = null;
+      else kept.push(chunk);
+    });
+
+    const headers = forwardable(req.rawHeaders, HOP_BY_HOP);
+    headers.push('X-Forwarded-For', req.socket.remoteAddress ?? '');
+    const upstream = client.request({ hostname: legacy.hostname, port: legacy.port, method, path: legacyPath(url), headers, agent, setHost: false, timeout: LEGACY_TIMEOUT_MS });
+    req.pipe(upstream);
+    // The client gone before its answer: the legacy host's work is abandoned too.
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    upstream.once('timeout', () => upstream.destroy(new Error('legacy host timed out')));
+    upstream.once('error', () => {
+      countShadow({}, 'legacy_error');
+      if (res.headersSent) return void res.destroy();
+      const page = HostErrors.badGateway();
+      res.writeHead(page.status, { 'Content-Type': page.contentType, 'Content-Length': Buffer.byteLength(page.body) }).end(page.body);
+    });
+
+    upstream.once('response', (answer) => {
+      const body: Buffer[] = [];
+      let answered = 0;
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.rawHeaders, HOP_BY_HOP));
+      answer.on('data', (chunk: Buffer) => {
+        if (kept === null) return;
+        // An answer larger than any this service gives is passed on, not kept for a comparison.
+        answered += chunk.length;
+        if (answered > KEPT_ANSWER_BYTES) kept = null;
+        else body.push(chunk);
+      });
+      answer.once('error', () => res.destroy());
+      answer.pipe(res);
+      res.once('finish', () => {
+        if (kept === null || !req.complete) return;
+        const h: Record<string, string | undefined> = {};
+        for (const k of ANSWER_HEADERS) h[k] = answer.headers[k] as string | undefined;
+        mirror.offer({
+          requestId: `shadow-${randomUUID()}`,
+          method,
+          url,
+          headers: forwardable(req.rawHeaders, COPY_DROP),
+          body: size > 0 || method === 'POST' ? Buffer.concat(kept, size) : null,
+          primary: { status: answer.statusCode ?? 0, headers: h, body: method === 'HEAD' ? '' : readable(Buffer.concat(body), answer.headers['content-encoding']) },
+          labels: {},
+        });
+      });
+    });
+  };
+}

@@ -1,0 +1,148 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Request, Response } from 'express';
+import type { Config, ShadowConfig } from '../config';
+import type { Exchange } from '../ops/exchange';
+import type { RequestTap } from '../ops/request-hooks';
+import { createServer } from '../transport/server';
+import { ANSWER_HEADERS, type Answer } from './compare';
+import type { CopyTarget } from './copier';
+import { createFront } from './front';
+import { forwardable, HOP_BY_HOP, mayCopy, Mirror } from './mirror';
+import { openReport, type Report } from './report';
+
+/**
+ * Shadow traffic, wired into the process: the request hooks' tap, what listens on the service's port,
+ * and the mirror between them.
+ *
+ * - service-first: the app answers clients; the tap keeps each answer as it is written and, once it
+ *   is finished, offers the request and answer to the mirror, which puts the request to SHADOW_URL.
+ * - legacy-first: the front (front.ts) answers clients from SHADOW_URL and offers each copy to the
+ *   mirror, which puts it to the app listening on loopback; the tap there tells the mirror what the
+ *   copy was (operation, binding), for the metrics and the report.
+ */
+export interface Shadow {
+  tap: RequestTap;
+  /** What serves the service's port, given the app. */
+  listener(app: http.RequestListener): Promise<http.RequestListener>;
+  close(): Promise<void>;
+}
+
+/** What a copy to the legacy host leaves out: the target's own Host, a recomputed length, the body already inflated. */
+const SERVICE_FIRST_DROP = [...HOP_BY_HOP, 'host', 'content-length', 'content-encoding', 'x-request-id'];
+
+export function createShadow(config: Config): Shadow | null {
+  const shadow = config.shadow;
+  if (shadow === null) return null;
+  const report = openReport(shadow.log);
+  const root = new URL(shadow.url);
+  // The client's path with this service's virtual directory replaced by the legacy site's.
+  const legacy: LegacySite = { origin: root.origin, prefix: root.pathname.replace(/\/$/, ''), strip: config.basePath.length };
+  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, report, legacy) : legacyFirst(config, shadow, report, legacy);
+}
+
+/** The legacy site and how a client's path maps onto it. */
+type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
+
+function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
+  const mirror = new Mirror({ ...legacy, keepHost: false, primary: 'ours', concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'service-first');
+  const tap: RequestTap = (req, res) => {
+    const { method, url } = req;
+    if (!mayCopy(method, url, config.basePath, shadow.include) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
+    const written = keepWritten(res);
+    // The app reads the body of a POST only; any other body (a GET's charset counts only with one) is kept here.
+    const unread = method === 'POST' ? null : keepUnreadBody(req, config.limits.maxBodyBytes);
+    return async (ex: Exchange, status: number) => {
+      // A client gone before its answer, or a body refused or cut short: nothing to compare.
+      const body: unknown = unread === null ? req.body : await unread;
+      if (status === 0 || (method === 'POST' && !Buffer.isBuffer(body)) || body === undefined) return;
+      mirror.offer({
+        requestId: ex.requestId,
+        method,
+        url,
+        headers: forwardable(req.rawHeaders, SERVICE_FIRST_DROP),
+        body: Buffer.isBuffer(body) ? body : null,
+        primary: answerOf(res, status, method === 'HEAD' ? '' : written()),
+        labels: ex,
+      });
+    };
+  };
+  return { tap, listener: async (app) => app, close: async () => closeAll(mirror, report) };
+}
+
+function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
+  let mirror: Mirror | null = null;
+  let loopback: http.Server | null = null;
+  return {
+    tap: () => (ex: Exchange) => mirror?.learn(ex.requestId, ex),
+    async listener(app) {
+      // The app on loopback, with the same limits as the public listener, for the copies.
+      loopback = createServer(config.limits, app);
+      await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
+      const port = (loopback.address() as AddressInfo).port;
+      const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'legacy-first');
+      // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
+      const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
+      return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));
+    },
+    async close() {
+      loopback?.closeAllConnections();
+      loopback?.close();
+      await closeAll(mirror, report);
+    },
+  };
+}
+
+async function closeAll(mirror: Mirror | null, report: Report): Promise<void> {
+  await mirror?.close();
+  await report.close();
+}
+
+/**
+ * The body of a request the app does not read: null when it has none, undefined when it did not all
+ * come (or is over the limit).
+ */
+function keepUnreadBody(req: Request, limit: number): Promise<Buffer | null | undefined> {
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  });
+  return new Promise((resolve) => {
+    req.once('end', () => resolve(size <= limit ? Buffer.concat(chunks, size) : undefined));
+    req.once('close', () => resolve(undefined));
+  });
+}
+
+/** Keeps what the app writes as its answer, as it goes out; read once the answer is finished. */
+function keepWritten(res: Response): () => string {
+  const chunks: Buffer[] = [];
+  const keep = (chunk: unknown, encoding: unknown) => {
+    if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+    else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+  };
+  const { write, end } = res;
+  res.write = function (this: Response, ...args: Parameters<Response['write']>) {
+    keep(args[0], args[1]);
+    return write.apply(this, args);
+  } as Response['write'];
+  res.end = function (this: Response, ...args: Parameters<Response['end']>) {
+    keep(args[0], args[1]);
+    return end.apply(this, args);
+  } as Response['end'];
+  return () => Buffer.concat(chunks).toString('utf8');
+}
+
+function answerOf(res: Response, status: number, body: string): Answer {
+  const headers: Answer['headers'] = {};
+  for (const name of ANSWER_HEADERS) {
+    const v = res.getHeader(name);
+    if (v !== undefined) headers[name] = String(v);
+  }
+  // Node frames a body of unknown length itself; the comparison looks at the framing the client saw.
+  if (headers['content-length'] === undefined && (res as unknown as { chunkedEncoding: boolean }).chunkedEncoding) headers['transfer-encoding'] = 'chunked';
+  return { status, headers, body };
+}

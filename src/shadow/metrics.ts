@@ -1,0 +1,29 @@
+import client from 'prom-client';
+
+/**
+ * Shadow traffic in prom-client's default registry, so it shows on the admin listener's /metrics
+ * (summed over workers like the rest). `operation` and `binding` are those of this service's answer
+ * (empty where the request named no operation).
+ *
+ * - `match`, `difference`: the two answers compared;
+ * - `dropped`: no copy made, the queue being full;
+ * - `legacy_error`: the legacy host gave no answer (refused, reset, timed out);
+ * - `service_error`: this service gave none to a copy (legacy-first only).
+ */
+export type ShadowOutcome = 'match' | 'difference' | 'dropped' | 'legacy_error' | 'service_error';
+
+const exchanges = new client.Counter({
+  name: 'asmx_shadow_exchanges_total',
+  help: 'Shadow copies by outcome (match, difference, dropped, legacy_error, service_error), operation and binding',
+  labelNames: ['operation', 'binding', 'outcome'] as const,
+});
+
+export interface Labels {
+  endpoint?: string;
+  operation?: string;
+  binding?: string;
+}
+
+export function countShadow(labels: Labels, outcome: ShadowOutcome): void {
+  exchanges.inc({ operation: labels.operation ?? '', binding: labels.binding ?? '', outcome });
+}

@@ -1,0 +1,338 @@
+import fs from 'fs';
+import http from 'http';
+import type { AddressInfo } from 'net';
+import os from 'os';
+import path from 'path';
+import client from 'prom-client';
+import { ask, type Case } from '../scripts/compare-legacy';
+import { format, summarise } from '../scripts/shadow-report';
+import type { Answer } from '../src/shadow/compare';
+import { mayCopy } from '../src/shadow/mirror';
+import { type DifferenceLine, mask } from '../src/shadow/report';
+import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
+
+/**
+ * Shadow traffic end to end: this service copying to a second instance of itself standing in for the
+ * legacy host (same data, other data, hanging, refusing), the legacy-first front, what is never
+ * copied (AuthCode), and what the differences log keeps.
+ */
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'shadow-test-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/** The fixture data with one device token and one student's name changed. */
+function otherData(): string {
+  const dir = path.join(tmp, 'other-data');
+  fs.mkdirSync(dir, { recursive: true });
+  const read = (name: string) => fs.readFileSync(path.join(FIXTURES, 'data', name), 'utf8');
+  fs.writeFileSync(path.join(dir, 'devices.csv'), read('devices.csv').replace('fcm:APA91bH-token-1001', 'fcm:changed-1001'));
+  fs.writeFileSync(path.join(dir, 'students.csv'), read('students.csv').replace('Ali Hassan', 'Ali Hasan'));
+  return dir;
+}
+
+interface Running {
+  base: string;
+  t: TestApp;
+  close(): Promise<void>;
+}
+
+const running: Running[] = [];
+afterAll(async () => {
+  for (const r of running.reverse()) await r.close();
+});
+
+async function listen(handler: http.RequestListener): Promise<{ base: string; server: http.Server }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** An instance of the service, listening; with SHADOW_* settings it shadows. */
+async function start(env: Record<string, string> = {}, data?: string): Promise<Running> {
+  const t = await createTestApp({ LOG_LEVEL: 'silent', ...env }, data);
+  const { base, server } = await listen(t.listener);
+  const r = {
+    base,
+    t,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await t.close();
+    },
+  };
+  running.push(r);
+  return r;
+}
+
+let logs = 0;
+const logFile = () => path.join(tmp, `differences-${++logs}.jsonl`);
+const readLog = (file: string): DifferenceLine[] =>
+  fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as DifferenceLine) : [];
+
+/** The log's lines once there are `n` of them: a line is written (asynchronously) after its count. */
+async function logLines(file: string, n: number): Promise<DifferenceLine[]> {
+  for (let i = 0; i < 500 && readLog(file).length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  return readLog(file);
+}
+
+type Outcomes = Record<string, number>;
+/** The shadow counters, summed by outcome (or by `operation binding outcome`). */
+async function outcomes(byOperation = false): Promise<Outcomes> {
+  const metric = client.register.getSingleMetric('asmx_shadow_exchanges_total')!;
+  const out: Outcomes = {};
+  for (const v of (await metric.get()).values) {
+    const key = byOperation ? `${v.labels.operation} ${v.labels.binding} ${v.labels.outcome}` : String(v.labels.outcome);
+    out[key] = (out[key] ?? 0) + v.value;
+  }
+  return out;
+}
+const delta = (after: Outcomes, before: Outcomes) =>
+  Object.fromEntries(Object.entries(after).filter(([k, v]) => v !== (before[k] ?? 0)).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+
+/** Waits (polling) until the shadow counters have moved by `expected` in all; copies settle after the client's answer. */
+async function settled(before: Outcomes, expected: number, byOperation = false): Promise<Outcomes> {
+  for (let i = 0; i < 1000; i++) {
+    const d = delta(await outcomes(byOperation), before);
+    if (Object.values(d).reduce((a, b) => a + b, 0) >= expected) return d;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`the shadow counters never moved by ${expected}: ${JSON.stringify(delta(await outcomes(byOperation), before))}`);
+}
+
+const NS = 'http://tempuri.org/';
+const soap11 = (p: string, op: string, inner: string): Case => ({
+  name: op,
+  method: 'POST',
+  path: p,
+  kind: 'full',
+  headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}${op}"` },
+  body: `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><${op} xmlns="${NS}">${inner}</${op}></soap:Body></soap:Envelope>`,
+});
+const get = (p: string): Case => ({ name: p, method: 'GET', path: p, kind: 'full', headers: {} });
+const post = (p: string, body: string): Case => ({ name: p, method: 'POST', path: p, kind: 'full', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+
+const TOKEN_1001 = [
+  soap11('/PushNotificationMobile.asmx', 'GetTokenDevice', '<id>dev-1001</id>'),
+  get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001'),
+  post('/PushNotificationMobile.asmx/GetTokenDevice', 'id=dev-1001'),
+];
+const UNCHANGED = [get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1002'), get('/AboutUs.asmx?wsdl'), get('/AboutUs.asmx/GetAboutUs')];
+const AUTH_CODE = [
+  soap11('/AuthCodeSending.asmx', 'AuthCode', '<code>4821</code><phone>+9647701234567</phone>'),
+  get('/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B9647701234567'),
+  post('/AuthCodeSending.asmx/AuthCode', 'code=4821&phone=%2B9647701234567'),
+];
+
+interface Corpus {
+  cases: Array<Case & { legacy: Answer }>;
+}
+
+describe('service-first', () => {
+  test('against an identical instance, the recorded requests show no difference (addresses differing only by host are equal)', async () => {
+    const legacy = await start();
+    const log = logFile();
+    const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_LOG: log });
+    const corpus = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'corpus.json'), 'utf8')) as Corpus;
+    // Every third case (routing, lenient parsing, faults, pages, encodings, methods), to stay quick.
+    const cases = corpus.cases.filter((_c, i) => i % 3 === 0);
+    const copied = cases.filter((c) => mayCopy(c.method, c.path, '', new Set()));
+    expect(copied.length).toBeGreaterThan(150);
+    expect(cases.some((c) => c.path.endsWith('?wsdl'))).toBe(true);
+    const before = await outcomes();
+    for (let i = 0; i < cases.length; i += 8) await Promise.all(cases.slice(i, i + 8).map((c) => ask(ours.base, c, false)));
+    const d = await settled(before, copied.length);
+    expect(readLog(log).map((l) => [l.request, l.differences])).toEqual([]);
+    expect(d).toEqual({ match: copied.length });
+  });
+
+  test('against an instance with other data, exactly the changed answers are reported, and clients get ours', async () => {
+    const legacy = await start({}, otherData());
+    const log = logFile();
+    const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_LOG: log });
+    const school = soap11('/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>');
+    const before = await outcomes(true);
+    const answers = await Promise.all([...TOKEN_1001, school, ...UNCHANGED].map((c) => ask(ours.base, c, false)));
+    expect(answers.slice(0, 3).map((a) => a.body)).toEqual([expect.stringContaining('fcm:APA91bH-token-1001'), expect.stringContaining('fcm:APA91bH-token-1001'), expect.stringContaining('fcm:APA91bH-token-1001')]);
+    expect(answers[3].body).toContain('Ali Hassan');
+
+    expect(await settled(before, 7, true)).toEqual({
+      'GetTokenDevice soap11 difference': 1,
+      'GetTokenDevice httpget difference': 1,
+      'GetTokenDevice httppost difference': 1,
+      'GetStudentSchool soap11 difference': 1,
+      'GetTokenDevice httpget match': 1,
+      ' documentation match': 1,
+      'GetAboutUs httpget match': 1,
+    });
+    const lines = await logLines(log, 4);
+    expect(lines.map((l) => `${l.operation} ${l.binding}`).sort()).toEqual(['GetStudentSchool soap11', 'GetTokenDevice httpget', 'GetTokenDevice httppost', 'GetTokenDevice soap11']);
+    const get1001 = lines.find((l) => l.binding === 'httpget')!;
+    expect(get1001).toMatchObject({
+      mode: 'service-first',
+      endpoint: 'PushNotificationMobile',
+      request: { method: 'GET', url: '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001' },
+      legacy: { status: 200, body: expect.stringContaining('fcm:changed-1001') },
+      ours: { status: 200, body: expect.stringContaining('fcm:APA91bH-token-1001') },
+      differences: [{ kind: 'body text of /string', detail: 'body /string text: legacy "fcm:changed-1001" vs ours "fcm:APA91bH-token-1001"' }],
+    });
+    expect(get1001.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const soap = lines.find((l) => l.operation === 'GetStudentSchool')!;
+    expect(soap.request.headers).toEqual({ 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}GetStudentSchool"` });
+    expect(soap.differences.map((d) => d.kind)).toEqual(['body text of /soap:Envelope/soap:Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo/fullName']);
+
+    // The report: totals per operation and binding, each kind once with its count and an example.
+    const summary = await summarise(fs.createReadStream(log));
+    expect(summary.lines).toBe(4);
+    expect(summary.byOperation).toEqual({ 'GetTokenDevice soap11': 1, 'GetTokenDevice httpget': 1, 'GetTokenDevice httppost': 1, 'GetStudentSchool soap11': 1 });
+    expect(summary.kinds.map((k) => [k.kind, k.count])).toEqual([
+      ['body text of /string', 2],
+      ['body text of /soap:Envelope/soap:Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo/fullName', 1],
+      ['body text of /soap:Envelope/soap:Body/GetTokenDeviceResponse/GetTokenDeviceResult', 1],
+    ]);
+    // One example per kind: whichever request showed it first.
+    expect(format(summary)).toMatch(/ 2 {2}body text of \/string\n +e\.g\. (GET|POST) \/PushNotificationMobile\.asmx\/GetTokenDevice/);
+  });
+});
+
+/** A stand-in legacy host that records what it is asked and answers each request with a fault. */
+async function recordingHost(): Promise<{ base: string; asked: string[] }> {
+  const asked: string[] = [];
+  const { base, server } = await listen((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('no');
+    });
+  });
+  running.push({ base, t: undefined as unknown as TestApp, close: () => new Promise((r) => server.close(() => r())) });
+  return { base, asked };
+}
+
+describe('operations with effects', () => {
+  test('AuthCode is never copied by default; its service pages are', async () => {
+    const host = await recordingHost();
+    const ours = await start({ SHADOW_URL: host.base, SHADOW_LOG: '' });
+    const before = await outcomes();
+    for (const c of AUTH_CODE) expect((await ask(ours.base, c, false)).status).toBe(200);
+    await ask(ours.base, get('/AuthCodeSending.asmx?wsdl'), false);
+    await ask(ours.base, get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1002'), false);
+    await settled(before, 2);
+    expect(host.asked.sort()).toEqual(['GET /AuthCodeSending.asmx?wsdl', 'GET /PushNotificationMobile.asmx/GetTokenDevice?id=dev-1002']);
+  });
+
+  test('SHADOW_INCLUDE=AuthCode copies it, and the log holds no code and only the last two digits of a phone', async () => {
+    const host = await recordingHost();
+    const log = logFile();
+    const ours = await start({ SHADOW_URL: host.base, SHADOW_LOG: log, SHADOW_INCLUDE: 'AuthCode' });
+    const before = await outcomes();
+    for (const c of AUTH_CODE) await ask(ours.base, c, false);
+    expect(await settled(before, 3)).toEqual({ difference: 3 });
+    expect(host.asked.sort()).toEqual(['GET /AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B9647701234567', 'POST /AuthCodeSending.asmx', 'POST /AuthCodeSending.asmx/AuthCode']);
+    const lines = await logLines(log, 3);
+    const text = fs.readFileSync(log, 'utf8');
+    expect(text).not.toContain('4821');
+    expect(text).not.toMatch(/770123/);
+    expect(lines.map((l) => l.request.url + l.request.body).join('\n')).toMatch(/<phone>\+\*{11}67<\/phone>[\s\S]*phone=%2B\*{11}67/);
+  });
+});
+
+test('SHADOW_SAMPLE=0 copies nothing, SHADOW_SAMPLE=1 everything', async () => {
+  const host = await recordingHost();
+  const none = await start({ SHADOW_URL: host.base, SHADOW_SAMPLE: '0', SHADOW_LOG: '' });
+  const all = await start({ SHADOW_URL: host.base, SHADOW_SAMPLE: '1.0', SHADOW_LOG: '' });
+  const before = await outcomes();
+  for (const c of TOKEN_1001) {
+    await ask(none.base, c, false);
+    await ask(all.base, c, false);
+  }
+  // The three copies of the second instance are all there is: the first made none.
+  expect(await settled(before, 3)).toEqual({ difference: 3 });
+  expect(host.asked.length).toBe(3);
+});
+
+test('mask: codes out, phones to their last two digits, in XML, forms, queries and anywhere else', () => {
+  expect(mask('<a:code x="1">12<!-- c -->34</a:code><code/><Phone>+964 770 123 4567</Phone>')).toBe('<a:code x="1">[removed]</a:code><code/><Phone>+*** *** *** **67</Phone>');
+  expect(mask('/AuthCode?CODE=4821&phone=07701234567&x=1')).toBe('/AuthCode?CODE=[removed]&phone=*********67&x=1');
+  expect(mask('Cannot convert 07701234567 to System.Char; id 1001')).toBe('Cannot convert *********67 to System.Char; id 1001');
+  expect(mask('<code>never closed 1234')).toBe('<code>[removed]');
+});
+
+describe('a legacy host that hangs or refuses', () => {
+  test('hanging: clients are answered while every copy waits, the queue holds two, the rest are dropped and counted', async () => {
+    const waiting: http.ServerResponse[] = [];
+    const { base, server } = await listen((_req, res) => waiting.push(res));
+    running.push({ base, t: undefined as unknown as TestApp, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+    const ours = await start({ SHADOW_URL: base, SHADOW_CONCURRENCY: '1', SHADOW_QUEUE: '2', SHADOW_TIMEOUT_MS: '600000', SHADOW_LOG: '' });
+    const before = await outcomes();
+    for (let i = 0; i < 10; i++) {
+      const a = await ask(ours.base, TOKEN_1001[i % 3], false);
+      expect([a.status, a.body.includes('fcm:APA91bH-token-1001')]).toEqual([200, true]);
+    }
+    // Every client has its answer; one copy in flight and two waiting, the other seven dropped.
+    expect(await settled(before, 7)).toEqual({ dropped: 7 });
+    // And the legacy host holds the first copy, unanswered, only one at a time.
+    for (let i = 0; i < 500 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(waiting.length).toBe(1);
+    expect(waiting[0].writableEnded).toBe(false);
+  });
+
+  test('a copy not answered within SHADOW_TIMEOUT_MS is a legacy error', async () => {
+    const { base, server } = await listen(() => undefined);
+    running.push({ base, t: undefined as unknown as TestApp, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+    const ours = await start({ SHADOW_URL: base, SHADOW_TIMEOUT_MS: '50', SHADOW_LOG: '' });
+    const before = await outcomes();
+    expect((await ask(ours.base, TOKEN_1001[1], false)).status).toBe(200);
+    expect(await settled(before, 1)).toEqual({ legacy_error: 1 });
+  });
+
+  test('refusing connections: clients get their answers, each copy is a legacy error', async () => {
+    const { base, server } = await listen(() => undefined);
+    await new Promise((r) => server.close(r));
+    const ours = await start({ SHADOW_URL: base, SHADOW_LOG: '' });
+    const before = await outcomes();
+    for (const c of TOKEN_1001) expect((await ask(ours.base, c, false)).body).toContain('fcm:APA91bH-token-1001');
+    expect(await settled(before, 3)).toEqual({ legacy_error: 3 });
+  });
+});
+
+describe('legacy-first', () => {
+  test('clients get exactly the legacy answer; the copy to this service is compared', async () => {
+    const legacy = await start({}, otherData());
+    const log = logFile();
+    const front = await start({ SHADOW_URL: legacy.base, SHADOW_MODE: 'legacy-first', SHADOW_LOG: log });
+    const before = await outcomes(true);
+    const cases = [...TOKEN_1001, ...UNCHANGED, get('/AboutUs.asmx'), get('/NoSuchService.asmx'), { ...get('/AboutUs.asmx'), method: 'PUT' }];
+    for (const c of cases) {
+      const [viaFront, direct] = await Promise.all([ask(front.base, c, false), ask(legacy.base, c, false)]);
+      // The WSDL names the host it was asked by; the front keeps the client's Host, so it is the front's.
+      expect(viaFront).toEqual({ ...direct, body: direct.body.split(legacy.base).join(front.base) });
+    }
+    // /NoSuchService.asmx is no service of ours: not copied. PUT names no binding.
+    expect(await settled(before, 8, true)).toEqual({
+      'GetTokenDevice soap11 difference': 1,
+      'GetTokenDevice httpget difference': 1,
+      'GetTokenDevice httppost difference': 1,
+      'GetTokenDevice httpget match': 1,
+      ' documentation match': 2,
+      'GetAboutUs httpget match': 1,
+      '  match': 1,
+    });
+    const line = (await logLines(log, 3)).find((l) => l.binding === 'httpget')!;
+    expect(line).toMatchObject({ mode: 'legacy-first', legacy: { body: expect.stringContaining('fcm:changed-1001') }, ours: { body: expect.stringContaining('fcm:APA91bH-token-1001') } });
+  });
+
+  test('a legacy host that refuses: the client gets the 502 of a reverse proxy, counted as a legacy error', async () => {
+    const { base, server } = await listen(() => undefined);
+    await new Promise((r) => server.close(r));
+    const front = await start({ SHADOW_URL: base, SHADOW_MODE: 'legacy-first', SHADOW_LOG: '' });
+    const before = await outcomes();
+    const a = await ask(front.base, TOKEN_1001[1], false);
+    expect([a.status, a.headers['content-type']]).toEqual([502, 'text/html']);
+    expect(a.body).toContain('502 - Web server received an invalid response');
+    expect(delta(await outcomes(), before)).toEqual({ legacy_error: 1 });
+  });
+});
+
+test('the shadow counters are on the service metrics', async () => {
+  expect(await client.register.metrics()).toMatch(/^asmx_shadow_exchanges_total\{operation="GetTokenDevice",binding="httpget",outcome="match"\} \d+$/m);
+});
