@@ -3,19 +3,11 @@ import fs from 'fs';
 import net from 'net';
 import path from 'path';
 import { maskPhone } from '../src/ops/log';
-import { freePort, request, type Service, startService, TOKEN_PATH } from './helpers/service';
+import { freePort, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /** The service as an operator runs it (the build, a process, its stderr and its admin listener). */
 
-const started: Service[] = [];
-async function service(...args: Parameters<typeof startService>): Promise<Service> {
-  const s = await startService(...args);
-  started.push(s);
-  return s;
-}
-afterEach(() => {
-  for (const s of started.splice(0)) if (s.proc.exitCode === null) s.kill();
-});
+const service = servicesPerTest();
 
 const metricsOf = async (s: Service) => (await request(s.adminPort, '/metrics')).body;
 

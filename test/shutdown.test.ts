@@ -2,19 +2,11 @@ import fs from 'fs';
 import net from 'net';
 import os from 'os';
 import path from 'path';
-import { MAIN, request, type Service, startService, steadyLoad, TOKEN_PATH } from './helpers/service';
+import { MAIN, request, type Service, servicesPerTest, steadyLoad, TOKEN_PATH } from './helpers/service';
 
 /** Graceful shutdown and the worker processes, on the service as built. */
 
-const started: Service[] = [];
-async function service(...args: Parameters<typeof startService>): Promise<Service> {
-  const s = await startService(...args);
-  started.push(s);
-  return s;
-}
-afterEach(() => {
-  for (const s of started.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) s.kill();
-});
+const service = servicesPerTest();
 
 /** A request whose body is still being sent: in flight until `finish` is called. */
 async function requestInFlight(port: number): Promise<{ finish(): void; answer: Promise<string> }> {

@@ -224,3 +224,19 @@ export async function steadyLoad(port: number, clients: number, signalAfterMs: n
   clearTimeout(timer);
   return result;
 }
+
+/**
+ * startService for a test file: each service started is killed after the test that started it
+ * (unless it has exited already), so a failing test leaves no process behind.
+ */
+export function servicesPerTest(): (...args: Parameters<typeof startService>) => Promise<Service> {
+  const started: Service[] = [];
+  afterEach(() => {
+    for (const s of started.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) s.kill();
+  });
+  return async (...args) => {
+    const s = await startService(...args);
+    started.push(s);
+    return s;
+  };
+}
