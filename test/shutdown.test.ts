@@ -31,7 +31,7 @@ describe.each([
 
   test('SIGTERM under a steady load: not one request fails, exit code 0', async () => {
     const s = await service({ env });
-    const load = await steadyLoad(s.port, 8, 400, () => s.proc.kill('SIGTERM'));
+    const load = await steadyLoad(s.port, 8, 100, () => s.proc.kill('SIGTERM'));
     expect(load.failures).toEqual([]);
     expect(load.ok).toBeGreaterThan(50);
     expect(load.okAfterSignal).toBeGreaterThan(0);

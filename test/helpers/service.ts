@@ -175,16 +175,21 @@ export interface LoadResult {
 /**
  * Steady load on loopback from `clients` keep-alive connections, each sending its next request as
  * soon as the last is answered, until the server refuses new connections (it has stopped listening).
- * A refused connection is the end of the run, not a failure; anything else that is not a full 200
- * answer is one.
+ * `signal` is called once `signalAfterOk` requests have been answered (a count, not a time: a loaded
+ * machine only makes the run longer). A refused connection is the end of the run, not a failure;
+ * anything else that is not a full 200 answer is one.
  */
-export async function steadyLoad(port: number, clients: number, signalAfterMs: number, signal: () => void): Promise<LoadResult> {
+export async function steadyLoad(port: number, clients: number, signalAfterOk: number, signal: () => void): Promise<LoadResult> {
   const result: LoadResult = { ok: 0, okAfterSignal: 0, refused: 0, failures: [] };
   let signalled = false;
-  const timer = setTimeout(() => {
-    signalled = true;
-    signal();
-  }, signalAfterMs);
+  const answered = () => {
+    result.ok += 1;
+    if (signalled) result.okAfterSignal += 1;
+    else if (result.ok >= signalAfterOk) {
+      signalled = true;
+      signal();
+    }
+  };
   const soap = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
   const loop = async (i: number) => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -202,10 +207,7 @@ export async function steadyLoad(port: number, clients: number, signalAfterMs: n
                   body: soap,
                 });
           if (r.status !== 200 || !r.body.includes('fcm:APA91bH-token-1001')) result.failures.push(`status ${r.status}: ${r.body.slice(0, 200)}`);
-          else {
-            result.ok += 1;
-            if (signalled) result.okAfterSignal += 1;
-          }
+          else answered();
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           if (code === 'ECONNREFUSED' && signalled) {
@@ -221,7 +223,6 @@ export async function steadyLoad(port: number, clients: number, signalAfterMs: n
     }
   };
   await Promise.all(Array.from({ length: clients }, (_, i) => loop(i)));
-  clearTimeout(timer);
   return result;
 }
 
