@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from '../transport/types';
 import { exchangeOf } from './exchange';
 import { logger } from './log';
 import { recordExchange } from './metrics';

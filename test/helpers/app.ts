@@ -1,7 +1,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import type express from 'express';
+import type http from 'node:http';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { fileSource, importFiles } from '../../src/store/import';
@@ -12,7 +12,7 @@ import { TEST_STORE, testDatabase } from './postgres';
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
 export interface TestApp {
-  app: express.Express;
+  app: http.RequestListener;
   store: Store;
   config: Config;
   close(): Promise<void>;

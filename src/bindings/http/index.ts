@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request, Response } from '../../transport/types';
 import { AsmxError, Errors } from '../../errors';
 import { exchangeOf, reportFault } from '../../ops/exchange';
 import { charFromHttpValue } from '../../services/char';

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request, Response } from '../../transport/types';
 import * as soap from 'soap';
 import { AsmxError, Errors } from '../../errors';
 import { exchangeOf, reportFault } from '../../ops/exchange';
@@ -42,6 +42,11 @@ interface NodeSoapDispatch {
     res: unknown,
     callback: (result: string, statusCode?: number) => void,
   ): void;
+}
+
+/** A port of a WSDL service as node-soap holds it. */
+interface NodeSoapPort {
+  binding: { topElements?: Record<string, { outputName: string }> };
 }
 
 /** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
@@ -229,12 +234,10 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
     };
   }
 
-  const serviceName = endpoint.name;
-  const portName = `${endpoint.name}Soap`;
   const server = await new Promise<soap.Server>((resolve, reject) => {
     void soap.createServerless({
       path: `/${endpoint.name}.asmx`,
-      services: { [serviceName]: { [portName]: handlers, [`${endpoint.name}Soap12`]: handlers } },
+      services: { [endpoint.name]: { [`${endpoint.name}Soap`]: handlers, [`${endpoint.name}Soap12`]: handlers } },
       xml: opts.wsdl,
       handleNilAsNull: true,
       callback: (err: unknown, s: soap.Server) => (err ? reject(err) : resolve(s)),
@@ -252,10 +255,14 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
   };
   const dispatch = Object.assign(server, hooks) as unknown as NodeSoapDispatch;
 
-  // What node-soap's request processing would look up per request (the port for the endpoint's path,
-  // the answer element from the WSDL's bindings), looked up once.
-  const { binding } = (server as unknown as { wsdl: { definitions: { services: Record<string, { ports: Record<string, { binding: { topElements: Record<string, { outputName: string }> } }> }> } } }).wsdl.definitions.services[serviceName].ports[portName];
-  const outputNames = new Map(endpoint.operations.map((op) => [op.name, binding.topElements[op.name].outputName]));
+  // What node-soap's request processing looks up per request, looked up once: the first SOAP port of
+  // the WSDL (every port's address is the endpoint's path; which ports there are follows PROTOCOLS,
+  // and with both SOAP protocols off no SOAP request gets this far), and each operation's answer
+  // element in that port's binding.
+  const services = (server as unknown as { wsdl: { definitions: { services: Record<string, { ports: Record<string, NodeSoapPort> }> } } }).wsdl.definitions.services;
+  const [serviceName, service] = Object.entries(services)[0];
+  const [portName, port] = Object.entries(service.ports).find(([, p]) => p.binding.topElements !== undefined) ?? ['', null];
+  const outputNames = new Map(endpoint.operations.map((op) => [op.name, port?.binding.topElements?.[op.name]?.outputName ?? `${op.name}Response`]));
   return {
     call: (op, args, context) =>
       new Promise((resolve) => {
