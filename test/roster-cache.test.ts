@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { compileAnswerWriter } from '../src/bindings/answers';
+import { compileAnswerWriter, KeptBytes } from '../src/bindings/answers';
 import { findEndpoint } from '../src/services/contract';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
 import { RosterCache } from '../src/store/roster-cache';
@@ -85,4 +85,17 @@ test('the XML kept for a frozen roster is the XML written for an equal fresh one
     expect(writer[form](frozen)).toBe(writer[form](frozen));
   }
   expect(writer.http(rows())).toContain('<fullName>A &amp; &lt;B&gt;</fullName>\r\n    <id_device />');
+});
+
+test('the bytes of an answer to a frozen result are kept; any other result is rendered each time', () => {
+  const kept = new KeptBytes();
+  const render = jest.fn(() => '<a>زينب</a>');
+  const frozen = Object.freeze([]) as unknown as StudentInfo[];
+  const first = kept.of(frozen, render);
+  expect(Buffer.isBuffer(first) && first.equals(Buffer.from('<a>زينب</a>'))).toBe(true);
+  expect(kept.of(frozen, render)).toBe(first);
+  expect(render).toHaveBeenCalledTimes(1);
+  expect(kept.of([], render)).toBe('<a>زينب</a>');
+  expect(kept.of('token', render)).toBe('<a>زينب</a>');
+  expect(render).toHaveBeenCalledTimes(3);
 });

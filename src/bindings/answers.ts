@@ -50,6 +50,29 @@ function keptForFrozen<R extends object>(render: (r: R) => string): (r: R) => st
   };
 }
 
+/**
+ * The encoded bytes of answers to frozen results, kept as long as the result is: a cached roster
+ * asked for again goes out without rendering or encoding (on a 500-student roster, encoding the
+ * text to UTF-8 on every request was most of the work left).
+ */
+export class KeptBytes {
+  private readonly kept = new WeakMap<object, Buffer>();
+
+  /** The answer to `result`: `render`'s text, or the bytes kept for this very (frozen) result. */
+  of(result: Result, render: () => string): string | Buffer;
+  of(result: Result, render: () => string | null): string | Buffer | null;
+  of(result: Result, render: () => string | null): string | Buffer | null {
+    if (typeof result !== 'object' || result === null || !Object.isFrozen(result)) return render();
+    let bytes = this.kept.get(result);
+    if (bytes === undefined) {
+      const text = render();
+      if (text === null) return null;
+      this.kept.set(result, (bytes = Buffer.from(text, 'utf8')));
+    }
+    return bytes;
+  }
+}
+
 export interface AnswerWriter {
   /** The Body child of a SOAP answer: `<OpResponse xmlns="ns">…</OpResponse>`. */
   soap(result: Result): string;

@@ -4,8 +4,8 @@ import { AsmxError, Errors } from '../../errors';
 import { exchangeOf, reportFault } from '../../ops/exchange';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
-import type { Operation } from '../../services/types';
-import { compileAnswerWriter } from '../answers';
+import type { Operation, Result } from '../../services/types';
+import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
 import { urlDecode } from '../url-decode';
@@ -51,12 +51,14 @@ interface NodeSoapPort {
 
 /** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
 interface NodeSoapEndpoint {
-  call(op: OperationSpec, args: Record<string, string | null> | null, context: RequestContext): Promise<{ body: string; statusCode: number }>;
+  call(op: OperationSpec, args: Record<string, string | null> | null, context: RequestContext): Promise<{ body: string | Buffer; statusCode: number }>;
 }
 
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  /** What the operation returned, when it did. */
+  result?: Result;
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
   fault?: AsmxError;
   cause?: unknown;
@@ -159,7 +161,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
-    if (!result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
+    if (typeof result.body !== 'string' || !result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
     return sendSoap(res, result.statusCode, version, result.body, 'private');
   };
 
@@ -224,7 +226,9 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
         const values = readArguments(op, ns, args ?? {}, context);
         // Headers are checked once parameters are read, before the operation runs.
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
-        return { _xml: writer.soap(await run(...values)) };
+        const result = await run(...values);
+        context.result = result;
+        return { _xml: writer.soap(result) };
       } catch (e) {
         const context = req.headers[CONTEXT];
         context.fault = e instanceof AsmxError ? e : Errors.internal();
@@ -262,12 +266,15 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
   const services = (server as unknown as { wsdl: { definitions: { services: Record<string, { ports: Record<string, NodeSoapPort> }> } } }).wsdl.definitions.services;
   const [serviceName, service] = Object.entries(services)[0];
   const [portName, port] = Object.entries(service.ports).find(([, p]) => p.binding.topElements !== undefined) ?? ['', null];
+  const kept = new KeptBytes();
   const outputNames = new Map(endpoint.operations.map((op) => [op.name, port?.binding.topElements?.[op.name]?.outputName ?? `${op.name}Response`]));
   return {
     call: (op, args, context) =>
       new Promise((resolve) => {
         const options = { serviceName, portName, methodName: op.name, outputName: outputNames.get(op.name)!, args, style: 'document' as const };
-        dispatch._executeMethod(options, { headers: { [CONTEXT]: context } }, null, (body, statusCode) => resolve({ body, statusCode: statusCode ?? 200 }));
+        dispatch._executeMethod(options, { headers: { [CONTEXT]: context } }, null, (body, statusCode) =>
+          resolve(statusCode === undefined ? { body: kept.of(context.result, () => body), statusCode: 200 } : { body, statusCode }),
+        );
       }),
   };
 }
@@ -340,7 +347,7 @@ function versionOf(root: QName | null): SoapVersion | null {
   return root !== null && root.local === 'Envelope' ? versionOfEnvelope(root.ns) : null;
 }
 
-function sendSoap(res: Response, status: number, version: SoapVersion, body: string, cacheControl: string): void {
+function sendSoap(res: Response, status: number, version: SoapVersion, body: string | Buffer, cacheControl: string): void {
   exchangeOf(res).binding = version === Soap12 ? 'soap12' : 'soap11';
   send(res, status, { 'Content-Type': version.contentType, 'Cache-Control': cacheControl }, body);
 }
