@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from '../transport/types';
 import { exchangeOf } from './exchange';
-import { logger } from './log';
+import { logger, requestLogger } from './log';
 import { recordExchange } from './metrics';
 
 /** A request id taken from a client is kept only if it is short and plain (it goes into logs and a header). */
@@ -39,8 +39,8 @@ export function requestHooks(options: HookOptions): RequestHandler {
       const status = res.writableFinished ? res.statusCode : 0;
       if (ex.error !== undefined) logger.error({ reqId: requestId, error: ex.error }, 'request failed');
       recordExchange(ex, status, seconds);
-      if (!logger.isLevelEnabled('info')) return;
-      logger.info(
+      if (!requestLogger.isLevelEnabled('info')) return;
+      requestLogger.info(
         {
           reqId: requestId,
           method: req.method,
