@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 /** The processes the benchmark starts: each a separate node process, so that none shares a core's event loop with the load generator. */
@@ -34,17 +35,19 @@ export async function freePort(): Promise<number> {
 
 export async function startNode(name: string, script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Started> {
   const port = Number(env.PORT);
+  // Its log lines go to a file, as a service's would to journald: written by the kernel, without
+  // waiting on this process (busy driving the load) to read a pipe.
+  const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-log-')), `${name.replace(/\W+/g, '-')}.log`);
+  const log = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, [...nodeArgs, path.join(distRoot, script), ...args], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', 'ignore', log, 'ipc'],
   });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    // Only the start-up failure is worth keeping; request log lines are read and dropped.
-    if (stderr.length < 4000) stderr += d.toString();
-  });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${stderr.slice(-2000)}`))));
+  fs.closeSync(log);
+  const tail = () => fs.readFileSync(logFile, 'utf8').slice(-2000);
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${tail()}`))));
   exited.catch(() => undefined);
+  child.once('exit', () => fs.rmSync(path.dirname(logFile), { recursive: true, force: true }));
   await Promise.race([waitForHttp(port), exited]);
   return { name, port, child };
 }
