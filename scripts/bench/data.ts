@@ -34,7 +34,8 @@ async function importInto(env: Record<string, string>, files: { students: string
 }
 
 export async function sqliteStore(dir: string, files: { students: string; devices: string }): Promise<BenchStore> {
-  const env = { SQLITE_PATH: path.join(dir, 'bench.db') };
+  // DATABASE_URL empty, not inherited: it would take precedence over the file.
+  const env = { SQLITE_PATH: path.join(dir, 'bench.db'), DATABASE_URL: '' };
   await importInto(env, files);
   return { name: 'SQLite', env, drop: async () => undefined };
 }
