@@ -15,7 +15,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -204,7 +204,7 @@ async function startService(store: Store, sqlitePath: string, xmlNamespace: stri
   const config = loadConfig({ ...process.env, SQLITE_PATH: sqlitePath, XML_NAMESPACE: xmlNamespace, HOST: '127.0.0.1', PORT: '0' });
   const app = await createApp(config, store);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
     s.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;

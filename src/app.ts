@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type http from 'node:http';
 import { createHttpBinding, type HttpHandler } from './bindings/http';
 import { send } from './bindings/send';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
@@ -18,6 +18,7 @@ import type { Store } from './store/store';
 import { BodyAborted, BodyTooLarge, readBody } from './transport/body';
 import { clientAddress, withRequestContext } from './transport/context';
 import { answerAndClose } from './transport/server';
+import { pathOf, type Request, type Response } from './transport/types';
 
 interface EndpointBindings {
   spec: EndpointSpec;
@@ -26,9 +27,11 @@ interface EndpointBindings {
 }
 
 /**
- * The whole service as an Express app: `/<Endpoint>.asmx` for SOAP and the service pages,
+ * The whole service as one node request listener: `/<Endpoint>.asmx` for SOAP and the service pages,
  * `/<Endpoint>.asmx/<Op>` for HTTP GET/POST, everything under BASE_PATH. Paths match without
- * regard to case, as on IIS.
+ * regard to case, as on IIS. Routing is one regular expression and a map, so no framework sits on
+ * the path of every request: the request hooks go around it, and an error nothing caught gets
+ * ASP.NET's generic answer.
  */
 /** What a serving process adds around the app; tests and tools leave them out. */
 export interface AppParts {
@@ -38,7 +41,7 @@ export interface AppParts {
   tap?: RequestTap;
 }
 
-export async function createApp(config: Config, store: Store, parts: AppParts = {}): Promise<express.Express> {
+export async function createApp(config: Config, store: Store, parts: AppParts = {}): Promise<http.RequestListener> {
   const intake = parts.intake ?? new SmsIntake(config.sms, store, new MemoryLimiter());
   const services = createServices(store, intake);
   const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
@@ -63,16 +66,9 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     });
   }
 
-  const route = new RegExp(`^${escapeRegExp(config.basePath)}/([^/]+)\\.asmx(?:/(.*))?$`, 'i');
+  const routePattern = new RegExp(`^${escapeRegExp(config.basePath)}/([^/]+)\\.asmx(?:/(.*))?$`, 'i');
   const { limits } = config;
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('query parser', false);
-  app.use(requestHooks({ trustProxy: config.trustProxy, tap: parts.tap }));
-  app.use((req: Request, _res: Response, next: NextFunction) =>
-    withRequestContext({ clientAddress: clientAddress(req, config.trustProxy) }, next),
-  );
+  const hooks = requestHooks({ trustProxy: config.trustProxy, tap: parts.tap });
 
   /** The body of a POST, read within the size limit; false when the request has been answered. */
   const bodyOf = async (req: Request, res: Response, refuse: () => void): Promise<boolean> => {
@@ -85,17 +81,17 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     }
   };
 
-  app.use(async (req: Request, res: Response, next: NextFunction) => {
+  const route = async (req: Request, res: Response): Promise<void> => {
     const refused = checkUrl(req.url, limits);
     if (refused !== null) return sendHostError(req, res, refused);
-    const match = route.exec(decodeURIComponent(req.path));
+    const match = routePattern.exec(decodeURIComponent(pathOf(req)));
     const endpoint = match ? findEndpoint(match[1]) : undefined;
-    if (!match || endpoint === undefined) return next();
+    if (!match || endpoint === undefined) return notFound(res);
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
     const ex = exchangeOf(res);
     ex.endpoint = endpoint.name;
-    const kind = requestKind(req.method, opName);
+    const kind = requestKind(req.method ?? '', opName);
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
     const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
@@ -115,21 +111,32 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     if (opName === '' || (req.method !== 'GET' && req.method !== 'POST')) return errorPage(res, 500);
     if (req.method === 'GET') return b.http.handle(opName, req, res);
     if (await bodyOf(req, res, () => b.http.tooLarge(res))) await b.http.handle(opName, req, res);
-  });
-
-  app.use((_req: Request, res: Response) => {
-    send(res, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Not found.\r\n');
-  });
+  };
 
   // The last line: a failure no binding foresaw. The client gets ASP.NET's generic text, never internals.
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  const unexpected = (res: Response, err: unknown): void => {
     // Logged with its stack under the request's id by the request hooks.
     exchangeOf(res).error = err;
     if (res.headersSent) return void res.destroy();
     send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, `${Errors.internal().message}\r\n`);
-  });
+  };
 
-  return app;
+  return (request, response) => {
+    const req = request as Request;
+    const res = response as Response;
+    res.locals = {};
+    try {
+      // AuthCode's limits need the client's address however deep the await chain runs.
+      const context = { clientAddress: clientAddress(req, config.trustProxy) };
+      hooks(req, res, () => withRequestContext(context, () => route(req, res).catch((e: unknown) => unexpected(res, e))));
+    } catch (e) {
+      unexpected(res, e);
+    }
+  };
+}
+
+function notFound(res: Response): void {
+  send(res, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Not found.\r\n');
 }
 
 /**

@@ -1,5 +1,5 @@
 import fs from 'fs';
-import type { Server } from 'http';
+import { createServer, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import path from 'path';
 import { ask, type Case } from '../scripts/compare-legacy';
@@ -44,7 +44,7 @@ function listening(env: Record<string, string> = {}): { base: string } {
   let server: Server;
   beforeAll(async () => {
     t = await createTestApp(env);
-    server = t.app.listen(0, '127.0.0.1');
+    server = createServer(t.app).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     handle.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

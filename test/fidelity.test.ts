@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import iconv from 'iconv-lite';
 import request from 'supertest';
 import { createTestApp, type TestApp } from './helpers/app';
@@ -124,7 +124,7 @@ describe('HTTP/1.0', () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {
-    server = t.app.listen(0, '127.0.0.1');
+    server = createServer(t.app).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     port = (server.address() as AddressInfo).port;
   });

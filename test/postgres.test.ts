@@ -4,7 +4,7 @@
  * Runs only in jest's postgres project (jest.config.js), which is skipped when PostgreSQL is absent.
  */
 import net from 'node:net';
-import type express from 'express';
+import type http from 'node:http';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -120,7 +120,7 @@ class Relay {
 
 describe('a database that goes away', () => {
   let relay: Relay;
-  let app: express.Express;
+  let app: http.RequestListener;
   const TIMEOUT_MS = 400;
 
   beforeEach(async () => {

@@ -1,5 +1,5 @@
 import fs from 'fs';
-import type { Server } from 'http';
+import { createServer, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import path from 'path';
 import { ask, type Case } from '../scripts/compare-legacy';
@@ -43,7 +43,7 @@ describe.each(recordings.map((r) => [r.protocols, r] as const))('PROTOCOLS=%s', 
   let base: string;
   beforeAll(async () => {
     t = await createTestApp({ PROTOCOLS: protocols });
-    server = t.app.listen(0, '127.0.0.1');
+    server = createServer(t.app).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

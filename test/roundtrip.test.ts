@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'net';
-import type { Server } from 'http';
+import { createServer, type Server } from 'http';
 import * as soap from 'soap';
 import request from 'supertest';
 import { createTestApp, type TestApp } from './helpers/app';
@@ -18,7 +18,7 @@ describe.each([
   let base: string;
   beforeAll(async () => {
     t = await createTestApp(env);
-    server = t.app.listen(0, '127.0.0.1');
+    server = createServer(t.app).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${env.BASE_PATH ?? ''}`;
   });

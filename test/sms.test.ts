@@ -1,7 +1,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import type express from 'express';
+import type http from 'node:http';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { type Config, loadConfig } from '../src/config';
@@ -44,7 +44,7 @@ afterEach(async () => {
 });
 
 interface Service {
-  app: express.Express;
+  app: http.RequestListener;
   store: Store;
   sms: Sms;
   config: Config;
@@ -72,7 +72,7 @@ async function service(env: Record<string, string> = {}, start = true): Promise<
   return { app: await createApp(config, store, { intake: sms.intake }), store, sms, config };
 }
 
-const authCode = (app: express.Express, code: string, phone: string, headers: Record<string, string> = {}) =>
+const authCode = (app: http.RequestListener, code: string, phone: string, headers: Record<string, string> = {}) =>
   request(app).post('/AuthCodeSending.asmx/AuthCode').set(headers).type('form').send({ code, phone });
 
 const rows = (s: Service | Store): Promise<OutboxRecord[]> => ('outbox' in s ? s : s.store).outbox.list(false, 1000);

@@ -16,16 +16,61 @@ function element(name: string, value: string, indent = ''): string {
   return value === '' ? `${indent}<${name} />` : `${indent}<${name}>${escapeText(value)}</${name}>`;
 }
 
-function studentXml(s: StudentInfo, indent: string | null): string {
-  if (indent === null) {
-    return `<StudentInfo>${STUDENT_FIELDS.map((f) => element(f, s[f])).join('')}</StudentInfo>`;
+/**
+ * One StudentInfo element, its constant markup built once: the loop per student only escapes and
+ * appends. `indent` null is the compact SOAP form; otherwise each line is indented and ends in CRLF.
+ */
+function compileStudent(indent: string | null): (s: StudentInfo) => string {
+  const inner = indent === null ? '' : `${indent}  `;
+  const eol = indent === null ? '' : '\r\n';
+  const fields = STUDENT_FIELDS.map((f) => ({ name: f, empty: `${inner}<${f} />${eol}`, open: `${inner}<${f}>`, close: `</${f}>${eol}` }));
+  const open = indent === null ? '<StudentInfo>' : `${indent}<StudentInfo>\r\n`;
+  const close = indent === null ? '</StudentInfo>' : `${indent}</StudentInfo>`;
+  return (s) => {
+    let xml = open;
+    for (const f of fields) {
+      const value = s[f.name];
+      xml += value === '' ? f.empty : f.open + escapeText(value) + f.close;
+    }
+    return xml + close;
+  };
+}
+
+/**
+ * A result the store froze (a cached roster) never changes, so the XML written for it is kept with
+ * it, as long as the result itself is kept: a roster asked for again is answered without rendering.
+ */
+function keptForFrozen<R extends object>(render: (r: R) => string): (r: R) => string {
+  const rendered = new WeakMap<R, string>();
+  return (r) => {
+    if (!Object.isFrozen(r)) return render(r);
+    let xml = rendered.get(r);
+    if (xml === undefined) rendered.set(r, (xml = render(r)));
+    return xml;
+  };
+}
+
+/**
+ * The encoded bytes of answers to frozen results, kept as long as the result is: a cached roster
+ * asked for again goes out without rendering or encoding (on a 500-student roster, encoding the
+ * text to UTF-8 on every request was most of the work left).
+ */
+export class KeptBytes {
+  private readonly kept = new WeakMap<object, Buffer>();
+
+  /** The answer to `result`: `render`'s text, or the bytes kept for this very (frozen) result. */
+  of(result: Result, render: () => string): string | Buffer;
+  of(result: Result, render: () => string | null): string | Buffer | null;
+  of(result: Result, render: () => string | null): string | Buffer | null {
+    if (typeof result !== 'object' || result === null || !Object.isFrozen(result)) return render();
+    let bytes = this.kept.get(result);
+    if (bytes === undefined) {
+      const text = render();
+      if (text === null) return null;
+      this.kept.set(result, (bytes = Buffer.from(text, 'utf8')));
+    }
+    return bytes;
   }
-  const inner = indent + '  ';
-  return (
-    `${indent}<StudentInfo>\r\n` +
-    STUDENT_FIELDS.map((f) => element(f, s[f], inner) + '\r\n').join('') +
-    `${indent}</StudentInfo>`
-  );
 }
 
 export interface AnswerWriter {
@@ -60,17 +105,21 @@ export function compileAnswerWriter(op: OperationSpec, ns: string): AnswerWriter
     }
     case 'students': {
       const rootOpen = `${DECLARATION}\r\n<ArrayOfStudentInfo ${XSI_XSD} ${xmlns}`;
+      const soapStudent = compileStudent(null);
+      const httpStudent = compileStudent('  ');
       return {
-        soap: (r) => {
-          const list = r as StudentInfo[];
+        soap: keptForFrozen((list: StudentInfo[]) => {
           if (list.length === 0) return `${open}<${resultName} />${close}`;
-          return `${open}<${resultName}>${list.map((s) => studentXml(s, null)).join('')}</${resultName}>${close}`;
-        },
-        http: (r) => {
-          const list = r as StudentInfo[];
+          let xml = `${open}<${resultName}>`;
+          for (const s of list) xml += soapStudent(s);
+          return `${xml}</${resultName}>${close}`;
+        }) as (r: Result) => string,
+        http: keptForFrozen((list: StudentInfo[]) => {
           if (list.length === 0) return `${rootOpen} />`;
-          return `${rootOpen}>\r\n${list.map((s) => studentXml(s, '  ') + '\r\n').join('')}</ArrayOfStudentInfo>`;
-        },
+          let xml = `${rootOpen}>\r\n`;
+          for (const s of list) xml += `${httpStudent(s)}\r\n`;
+          return `${xml}</ArrayOfStudentInfo>`;
+        }) as (r: Result) => string,
       };
     }
   }

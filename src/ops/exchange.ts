@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { Response } from '../transport/types';
 import type { AsmxError } from '../errors';
 
 export type Binding = 'soap11' | 'soap12' | 'httpget' | 'httppost' | 'documentation';

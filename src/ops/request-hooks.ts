@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from '../transport/types';
 import { type Exchange, exchangeOf } from './exchange';
-import { logger } from './log';
+import { logger, requestLogger } from './log';
 import { recordExchange } from './metrics';
 import { clientAddress } from '../transport/context';
 
@@ -50,8 +50,8 @@ export function requestHooks(options: HookOptions): RequestHandler {
       if (ex.error !== undefined) logger.error({ reqId: requestId, error: ex.error }, 'request failed');
       recordExchange(ex, status, seconds);
       tapped?.(ex, status);
-      if (!logger.isLevelEnabled('info')) return;
-      logger.info(
+      if (!requestLogger.isLevelEnabled('info')) return;
+      requestLogger.info(
         {
           reqId: requestId,
           method: req.method,

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { Response } from '../transport/types';
 import { send } from '../bindings/send';
 import { escapeMarkup } from '../escape';
 

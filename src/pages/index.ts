@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request, Response } from '../transport/types';
 import { send } from '../bindings/send';
 import { urlDecode } from '../bindings/url-decode';
 import type { Config } from '../config';
@@ -53,7 +53,7 @@ export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageH
   const ns = cfg.xmlNamespace;
 
   return (endpoint, req, res) => {
-    const query = parseQuery(req.originalUrl);
+    const query = parseQuery(req.url);
     if (queryValue(query, 'schema') !== undefined) return discoveryError(res, 'Schema not found.');
     if (queryValue(query, 'wsdl') !== undefined) return discoveryError(res, 'XML Web service description was not found.');
 

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import { type Request, pathOf } from '../transport/types';
 import type { TLSSocket } from 'node:tls';
 import type { Config } from '../config';
 import { findEndpoint } from '../services/contract';
@@ -56,6 +56,6 @@ export function serviceUrl(
 ): string {
   if (cfg.publicUrl !== null) return `${cfg.publicUrl}/${findEndpoint(endpoint)?.name ?? endpoint}.asmx`;
   // The path as the client spelled it (IIS matches it without regard to case but keeps it).
-  const asmx = /^.*?\.asmx/i.exec(req.path)?.[0] ?? `${cfg.basePath}/${endpoint}.asmx`;
+  const asmx = /^.*?\.asmx/i.exec(pathOf(req))?.[0] ?? `${cfg.basePath}/${endpoint}.asmx`;
   return `${scheme(req, cfg.trustProxy)}://${host(req, cfg.trustProxy)}${asmx}`;
 }

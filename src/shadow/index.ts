@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Request, Response } from 'express';
+import type { Request, Response } from '../transport/types';
 import type { Config, ShadowConfig } from '../config';
 import type { Exchange } from '../ops/exchange';
 import type { RequestTap } from '../ops/request-hooks';
@@ -47,7 +47,8 @@ type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
 function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
   const mirror = new Mirror({ ...legacy, keepHost: false, primary: 'ours', concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'service-first');
   const tap: RequestTap = (req, res) => {
-    const { method, url } = req;
+    const method = req.method ?? '';
+    const { url } = req;
     if (!mayCopy(method, url, config.basePath, shadow.include) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
     const written = keepWritten(res);
     // The app reads the body of a POST only; any other body (a GET's charset counts only with one) is kept here.

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
 import { MIGRATIONS, migrate } from './migrations';
+import { RosterCache } from './roster-cache';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING, type StagingTable } from './sql';
 import { SqlOutbox } from './outbox';
 import type { ImportSession, OutboxEntry, RowCounts, SmsOutbox, Store } from './store';
@@ -12,6 +13,9 @@ import type { ImportSession, OutboxEntry, RowCounts, SmsOutbox, Store } from './
  * AuthCode) before failing.
  */
 const BUSY_TIMEOUT_MS = 5000;
+
+/** Students kept in read rosters, all schools together: some tens of MB at most. */
+const CACHED_STUDENTS = 100_000;
 
 interface OutboxRow {
   id: number;
@@ -32,6 +36,9 @@ export class SqliteStore implements Store {
   private readonly selectToken: Database.Statement<[string], { token: string }>;
   private readonly insertOutbox: Database.Statement<[string | null, string | null, string, string]>;
   private readonly selectPending: Database.Statement<[number], OutboxRow>;
+  /** Changes when another connection (an import, another worker) has committed to the file. */
+  private readonly dataVersion: Database.Statement<[], number>;
+  private readonly rosters = new RosterCache(CACHED_STUDENTS);
   /** The file opened (device and inode), or null for a database without one. */
   private readonly file: string | null;
 
@@ -61,6 +68,7 @@ export class SqliteStore implements Store {
         },
         '',
       );
+      this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
     } catch (err) {
       this.db.close();
       throw err;
@@ -70,7 +78,7 @@ export class SqliteStore implements Store {
   async studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
     // The legacy compared with SQL semantics: an absent school matches nothing.
     if (schoolBaseUrl === null) return [];
-    return this.selectStudents.all(schoolBaseUrl, showActive);
+    return this.rosters.get(this.dataVersion.get()!, schoolBaseUrl, showActive, () => this.selectStudents.all(schoolBaseUrl, showActive));
   }
 
   async deviceToken(idDevice: string | null): Promise<string | null> {
@@ -109,7 +117,11 @@ export class SqliteStore implements Store {
         }
         for (const row of rows) insert.run(...row);
       },
-      commit: async () => void db.exec('COMMIT'),
+      commit: async () => {
+        db.exec('COMMIT');
+        // data_version does not move for this connection's own commits.
+        this.rosters.clear();
+      },
       rollback: async () => {
         if (db.inTransaction) db.exec('ROLLBACK');
       },

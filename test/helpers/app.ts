@@ -1,8 +1,7 @@
 import fs from 'fs';
-import type http from 'http';
 import os from 'os';
 import path from 'path';
-import type express from 'express';
+import type http from 'node:http';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { createShadow } from '../../src/shadow';
@@ -14,7 +13,7 @@ import { TEST_STORE, testDatabase } from './postgres';
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
 export interface TestApp {
-  app: express.Express;
+  app: http.RequestListener;
   /** What serves the port: the app, or with SHADOW_MODE=legacy-first the front (src/shadow). */
   listener: http.RequestListener;
   store: Store;

@@ -1,4 +1,4 @@
-import type express from 'express';
+import type http from 'node:http';
 import request from 'supertest';
 import { findElement, parseXml } from './xml';
 
@@ -31,7 +31,7 @@ export interface RawAnswer {
 }
 
 /** POSTs a raw body with exactly the given headers and reads the answer as text. */
-export async function post(app: express.Express, path: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
+export async function post(app: http.RequestListener, path: string, headers: Record<string, string>, body: string): Promise<RawAnswer> {
   const r = request(app).post(path);
   for (const [k, v] of Object.entries(headers)) r.set(k, v);
   const res = await r
@@ -45,13 +45,13 @@ export async function post(app: express.Express, path: string, headers: Record<s
   return { status: res.status, headers: res.headers as Record<string, string>, body: res.body as string };
 }
 
-export function soap11(app: express.Express, path: string, action: string | null, body: string) {
+export function soap11(app: http.RequestListener, path: string, action: string | null, body: string) {
   const headers: Record<string, string> = { 'Content-Type': 'text/xml; charset=utf-8' };
   if (action !== null) headers.SOAPAction = action;
   return post(app, path, headers, body);
 }
 
-export function soap12(app: express.Express, path: string, body: string, action?: string) {
+export function soap12(app: http.RequestListener, path: string, body: string, action?: string) {
   const ct = 'application/soap+xml; charset=utf-8' + (action === undefined ? '' : `; action="${action}"`);
   return post(app, path, { 'Content-Type': ct }, body);
 }

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request } from '../../transport/types';
 import { Errors } from '../../errors';
 import { type Charset, charsetNamed, UTF8 } from '../charset';
 import { urlDecodeBytes } from '../url-decode';
@@ -14,11 +14,11 @@ export type Pairs = readonly (readonly [string, string])[];
 export function parametersOf(req: Request, maxKeys: number): Pairs {
   const encoding = contentEncoding(req);
   if (req.method === 'GET') {
-    const q = req.originalUrl.indexOf('?');
+    const q = req.url.indexOf('?');
     // The query string is never read as UTF-16: UTF-8 instead (HttpRequest.QueryStringEncoding).
     const queryEncoding = encoding.name === 'utf-16le' ? UTF8 : encoding;
     // Node hands the request line over byte for byte as latin1 characters.
-    const query = Buffer.from(q === -1 ? '' : req.originalUrl.slice(q + 1), 'latin1');
+    const query = Buffer.from(q === -1 ? '' : req.url.slice(q + 1), 'latin1');
     return validated('QueryString', parseForm(query, queryEncoding, 'QueryString', maxKeys));
   }
   const contentType = req.headers['content-type'] ?? '';

@@ -1,10 +1,10 @@
-import type { Request, Response } from 'express';
+import type { Request, Response } from '../../transport/types';
 import { AsmxError, Errors } from '../../errors';
 import { exchangeOf, reportFault } from '../../ops/exchange';
 import { charFromHttpValue } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
-import { type AnswerWriter, compileAnswerWriter } from '../answers';
+import { type AnswerWriter, compileAnswerWriter, KeptBytes } from '../answers';
 import { send } from '../send';
 import { lookup, parametersOf } from './form';
 
@@ -24,6 +24,7 @@ interface CompiledOperation {
   spec: OperationSpec;
   run: Operation;
   writer: AnswerWriter;
+  kept: KeptBytes;
 }
 
 export function createHttpBinding(
@@ -36,7 +37,7 @@ export function createHttpBinding(
   for (const spec of endpoint.operations) {
     const run = operations.get(spec.name);
     if (run === undefined) throw new Error(`no implementation for ${endpoint.name}.${spec.name}`);
-    compiled.set(spec.name, { spec, run, writer: compileAnswerWriter(spec, ns) });
+    compiled.set(spec.name, { spec, run, writer: compileAnswerWriter(spec, ns), kept: new KeptBytes() });
   }
 
   const handle = async (opName: string, req: Request, res: Response): Promise<void> => {
@@ -49,7 +50,8 @@ export function createHttpBinding(
         if (value === undefined) throw Errors.missingParameter(p.name);
         return p.type === 'char' ? charFromHttpValue(value) : value;
       });
-      const body = op.writer.http(await op.run(...values));
+      const result = await op.run(...values);
+      const body = op.kept.of(result, () => op.writer.http(result));
       const cache = { 'Cache-Control': 'private, max-age=0' };
       // A void answer: 200, no body and no Content-Type, as ASMX sends it.
       if (body === null) send(res, 200, cache);

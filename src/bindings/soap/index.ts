@@ -1,12 +1,11 @@
-import type { Request, Response } from 'express';
+import type { Request, Response } from '../../transport/types';
 import * as soap from 'soap';
 import { AsmxError, Errors } from '../../errors';
 import { exchangeOf, reportFault } from '../../ops/exchange';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
-import type { Operation } from '../../services/types';
-import { escapeAttribute, escapeText } from '../../escape';
-import { compileAnswerWriter } from '../answers';
+import type { Operation, Result } from '../../services/types';
+import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
 import { urlDecode } from '../url-decode';
@@ -20,8 +19,13 @@ import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions'
  * ASMX decides a request's fate in an order node-soap does not follow, so this front does that part:
  * the version from Content-Type and SOAPAction, routing by SOAPAction (1.1) or by the `action`
  * parameter then the Body's first element (1.2), a refusal of malformed XML and DTDs, and the envelope
- * version of the answer. node-soap then parses the envelope against the WSDL, calls the service and
- * writes the answer, through hooks that give it ASMX's envelope and faults.
+ * version of the answer. node-soap then dispatches the operation it binds in the WSDL, calls the
+ * service and writes the answer, through hooks that give it ASMX's envelope and faults.
+ *
+ * The envelope is parsed once, by the front's scan: node-soap is handed the arguments the scan read
+ * (exactly the values its own parse of the operation element would give) and its dispatch is called
+ * directly, so the hot path does not pay for a second XML parse, URL parsing and a walk over the
+ * WSDL's ports for every request.
  */
 
 /** node-soap Server internals we replace (soap is pinned to 1.13.0 for this). */
@@ -30,9 +34,31 @@ interface NodeSoapHooks {
   _sendError(fault: unknown, callback: (result: string, statusCode?: number) => void, includeTimestamp?: unknown): void;
 }
 
+/** node-soap's dispatch, as its own request processing calls it once it has parsed the envelope. */
+interface NodeSoapDispatch {
+  _executeMethod(
+    options: { serviceName: string; portName: string; methodName: string; outputName: string; args: Record<string, string | null> | null; style: 'document' },
+    req: { headers: Record<symbol, RequestContext> },
+    res: unknown,
+    callback: (result: string, statusCode?: number) => void,
+  ): void;
+}
+
+/** A port of a WSDL service as node-soap holds it. */
+interface NodeSoapPort {
+  binding: { topElements?: Record<string, { outputName: string }> };
+}
+
+/** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
+interface NodeSoapEndpoint {
+  call(op: OperationSpec, args: Record<string, string | null> | null, context: RequestContext): Promise<{ body: string | Buffer; statusCode: number }>;
+}
+
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  /** What the operation returned, when it did. */
+  result?: Result;
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
   fault?: AsmxError;
   cause?: unknown;
@@ -64,7 +90,6 @@ export interface SoapBindingOptions {
 
 export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
   const { endpoint, ns } = opts;
-  const path = `/${endpoint.name}.asmx`;
   const byAction = new Map(endpoint.operations.map((op) => [soapActionOf(ns, op.name), op]));
   const servers = {
     '1.1': await nodeSoapServer(opts, Soap11),
@@ -132,16 +157,11 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 
     exchangeOf(res).operation = op.name;
     const context: RequestContext = { scan };
-    const result = await servers[version.name].processRequest(version.envelope(operationElement(op, ns, scan)), {
-      url: path,
-      method: 'POST',
-      headers: { soapaction: soapActionOf(ns, op.name), [CONTEXT]: context } as Record<string, string>,
-      connection: { remoteAddress: req.socket.remoteAddress },
-    });
+    const result = await servers[version.name].call(op, operationArguments(op, ns, scan), context);
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
-    if (!result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
+    if (typeof result.body !== 'string' || !result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
     return sendSoap(res, result.statusCode, version, result.body, 'private');
   };
 
@@ -173,26 +193,27 @@ function requestedVersion(req: Request): SoapVersion {
 }
 
 /**
- * The operation element as ASMX's XmlSerializer understands the request: only parameters that are
- * children of the operation's own element, in the service namespace, the first of each name, without
- * attributes. Anything else in the Body is ignored, so a Body holding another element gives an
- * operation with every parameter absent.
+ * The operation's arguments as ASMX's XmlSerializer understands the request: only parameters that
+ * are children of the operation's own element, in the service namespace, the first of each name,
+ * without attributes. Anything else in the Body is ignored, so a Body holding another element gives
+ * an operation with every parameter absent. The values are what node-soap's parse of such an element
+ * gives (the text as written, white space kept; an empty char element is null) and null when there is
+ * no parameter at all.
  */
-function operationElement(op: OperationSpec, ns: string, scan: EnvelopeScan): string {
-  let inner = '';
-  if (bodyIs(scan, ns, op)) {
-    for (const p of op.params) {
-      const found = scan.params.get(paramKey(ns, p.name));
-      // xsi:nil makes a string null; a char is a value type, and an empty one does not convert.
-      if (found === undefined || (found.nil && p.type === 'string')) continue;
-      inner += `<${p.name}>${escapeText(found.text)}</${p.name}>`;
-    }
+function operationArguments(op: OperationSpec, ns: string, scan: EnvelopeScan): Record<string, string | null> | null {
+  if (!bodyIs(scan, ns, op)) return null;
+  let args: Record<string, string | null> | null = null;
+  for (const p of op.params) {
+    const found = scan.params.get(paramKey(ns, p.name));
+    // xsi:nil makes a string null; a char is a value type, and an empty one does not convert.
+    if (found === undefined || (found.nil && p.type === 'string')) continue;
+    (args ??= {})[p.name] = p.type === 'char' && found.text === '' ? null : found.text;
   }
-  return `<${op.name} xmlns="${escapeAttribute(ns)}">${inner}</${op.name}>`;
+  return args;
 }
 
 /** One node-soap server for one endpoint and one SOAP version, writing ASMX envelopes and faults. */
-async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<soap.Server> {
+async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<NodeSoapEndpoint> {
   const { endpoint, ns } = opts;
   const handlers: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of endpoint.operations) {
@@ -205,7 +226,9 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
         const values = readArguments(op, ns, args ?? {}, context);
         // Headers are checked once parameters are read, before the operation runs.
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
-        return { _xml: writer.soap(await run(...values)) };
+        const result = await run(...values);
+        context.result = result;
+        return { _xml: writer.soap(result) };
       } catch (e) {
         const context = req.headers[CONTEXT];
         context.fault = e instanceof AsmxError ? e : Errors.internal();
@@ -234,7 +257,26 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
       callback(version.fault(asmx instanceof AsmxError ? asmx : Errors.internal()), 500);
     },
   };
-  return Object.assign(server, hooks);
+  const dispatch = Object.assign(server, hooks) as unknown as NodeSoapDispatch;
+
+  // What node-soap's request processing looks up per request, looked up once: the first SOAP port of
+  // the WSDL (every port's address is the endpoint's path; which ports there are follows PROTOCOLS,
+  // and with both SOAP protocols off no SOAP request gets this far), and each operation's answer
+  // element in that port's binding.
+  const services = (server as unknown as { wsdl: { definitions: { services: Record<string, { ports: Record<string, NodeSoapPort> }> } } }).wsdl.definitions.services;
+  const [serviceName, service] = Object.entries(services)[0];
+  const [portName, port] = Object.entries(service.ports).find(([, p]) => p.binding.topElements !== undefined) ?? ['', null];
+  const kept = new KeptBytes();
+  const outputNames = new Map(endpoint.operations.map((op) => [op.name, port?.binding.topElements?.[op.name]?.outputName ?? `${op.name}Response`]));
+  return {
+    call: (op, args, context) =>
+      new Promise((resolve) => {
+        const options = { serviceName, portName, methodName: op.name, outputName: outputNames.get(op.name)!, args, style: 'document' as const };
+        dispatch._executeMethod(options, { headers: { [CONTEXT]: context } }, null, (body, statusCode) =>
+          resolve(statusCode === undefined ? { body: kept.of(context.result, () => body), statusCode: 200 } : { body, statusCode }),
+        );
+      }),
+  };
 }
 
 /** The operation's arguments in contract order, as ASMX's XmlSerializer would read them. */
@@ -305,7 +347,7 @@ function versionOf(root: QName | null): SoapVersion | null {
   return root !== null && root.local === 'Envelope' ? versionOfEnvelope(root.ns) : null;
 }
 
-function sendSoap(res: Response, status: number, version: SoapVersion, body: string, cacheControl: string): void {
+function sendSoap(res: Response, status: number, version: SoapVersion, body: string | Buffer, cacheControl: string): void {
   exchangeOf(res).binding = version === Soap12 ? 'soap12' : 'soap11';
   send(res, status, { 'Content-Type': version.contentType, 'Cache-Control': cacheControl }, body);
 }

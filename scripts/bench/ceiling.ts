@@ -1,0 +1,101 @@
+/**
+ * The ceiling: plain node `http` answering each benchmark request with the exact bytes the service
+ * gave for it (status line, headers in order, body), recorded once from the service. What it
+ * measures is the cost of HTTP itself on this machine, which no server can beat.
+ *
+ *   node dist/scripts/bench/ceiling.js ANSWERS.json     (PORT from the environment)
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import type { BenchRequest } from './workloads';
+
+export interface RecordedAnswer {
+  key: string;
+  status: number;
+  reason: string;
+  /** In the order sent, without Connection and Keep-Alive, which node's server adds itself. */
+  headers: [string, string][];
+  keepAliveSeconds: number | null;
+  body: string;
+}
+
+export const requestKey = (method: string, path: string, body: string) => `${method} ${path}\n${body}`;
+
+/** The raw bytes of a request, as a load generator sends it. */
+export function rawRequest(port: number, r: BenchRequest): Buffer {
+  const body = Buffer.from(r.body ?? '');
+  let head = `${r.method} ${r.path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`;
+  for (const [k, v] of Object.entries(r.headers)) head += `${k}: ${v}\r\n`;
+  if (r.method === 'POST') head += `Content-Length: ${body.length}\r\n`;
+  return Buffer.concat([Buffer.from(`${head}\r\n`), body]);
+}
+
+/** Sends one request on a new connection and returns the raw answer, framed by its Content-Length. */
+export function exchangeRaw(port: number, request: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let got = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      const end = got.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const length = /\r\ncontent-length: *(\d+)/i.exec(got.subarray(0, end).toString('latin1'));
+      if (length === null || got.length >= end + 4 + Number(length[1])) {
+        socket.destroy();
+        resolve(got);
+      }
+    });
+    socket.once('error', reject);
+    socket.once('close', () => resolve(got));
+  });
+}
+
+export function parseAnswer(key: string, raw: Buffer): RecordedAnswer {
+  const end = raw.indexOf('\r\n\r\n');
+  const [statusLine = '', ...lines] = raw.subarray(0, end).toString('latin1').split('\r\n');
+  const status = /^HTTP\/1\.[01] (\d{3}) ?(.*)$/.exec(statusLine);
+  if (status === null) throw new Error(`not an HTTP answer: ${statusLine}`);
+  const headers: [string, string][] = [];
+  let keepAliveSeconds: number | null = null;
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon);
+    const value = line.slice(colon + 1).trim();
+    if (/^keep-alive$/i.test(name)) keepAliveSeconds = Number(/timeout=(\d+)/.exec(value)?.[1] ?? 5);
+    else if (!/^connection$/i.test(name)) headers.push([name, value]);
+  }
+  return { key, status: Number(status[1]), reason: status[2], headers, keepAliveSeconds, body: raw.subarray(end + 4).toString('latin1') };
+}
+
+export async function recordAnswer(port: number, r: BenchRequest): Promise<RecordedAnswer> {
+  return parseAnswer(requestKey(r.method, r.path, r.body ?? ''), await exchangeRaw(port, rawRequest(port, r)));
+}
+
+export function createCeilingServer(answers: readonly RecordedAnswer[]): http.Server {
+  const byKey = new Map(answers.map((a) => [a.key, { ...a, bytes: Buffer.from(a.body, 'latin1'), flat: a.headers.flat() }]));
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const a = byKey.get(requestKey(req.method ?? '', req.url ?? '', Buffer.concat(chunks).toString()));
+      if (a === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      // The recorded Date goes out as recorded, so node must not add one.
+      res.sendDate = false;
+      res.writeHead(a.status, a.reason, a.flat);
+      res.end(a.bytes);
+    });
+  });
+  const keepAlive = answers.find((a) => a.keepAliveSeconds !== null)?.keepAliveSeconds;
+  if (keepAlive != null) server.keepAliveTimeout = keepAlive * 1000;
+  return server;
+}
+
+if (require.main === module) {
+  const answers = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')) as RecordedAnswer[];
+  createCeilingServer(answers).listen(Number(process.env.PORT), '127.0.0.1');
+  process.on('SIGTERM', () => process.exit(0));
+}

@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { STUDENT_COLUMNS } from '../../src/store/import';
+import { distRoot } from './processes';
+import { benchDevices, benchStudents } from './workloads';
+
+/** The store each service variant reads: SQLite in a scratch file, PostgreSQL in a scratch schema dropped at the end. */
+export interface BenchStore {
+  name: 'SQLite' | 'PostgreSQL';
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+
+/** The data set as the import command's CSV files. */
+export function writeCsv(dir: string): { students: string; devices: string } {
+  const students = path.join(dir, 'students.csv');
+  const devices = path.join(dir, 'devices.csv');
+  const rows = benchStudents().map((s) => [s.school, s.id, s.fullName, s.device, s.showActive].map(csvField).join(','));
+  fs.writeFileSync(students, `${STUDENT_COLUMNS.join(',')}\n${rows.join('\n')}\n`);
+  fs.writeFileSync(devices, `id_device,token\n${benchDevices().map((d) => `${d.id},${d.token}`).join('\n')}\n`);
+  return { students, devices };
+}
+
+/** Loads the data set with the project's own import command, into the store `env` names. */
+async function importInto(env: Record<string, string>, files: { students: string; devices: string }): Promise<void> {
+  await promisify(execFile)(process.execPath, [path.join(distRoot, 'scripts/import.js'), '--students', files.students, '--devices', files.devices], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+  });
+}
+
+export async function sqliteStore(dir: string, files: { students: string; devices: string }): Promise<BenchStore> {
+  // DATABASE_URL empty, not inherited: it would take precedence over the file.
+  const env = { SQLITE_PATH: path.join(dir, 'bench.db'), DATABASE_URL: '' };
+  await importInto(env, files);
+  return { name: 'SQLite', env, drop: async () => undefined };
+}
+
+export async function postgresStore(databaseUrl: string, files: { students: string; devices: string }): Promise<BenchStore> {
+  const schema = `bench_${process.pid}_${Date.now()}`;
+  const admin = async (sql: string) => {
+    const c = new Client({ connectionString: databaseUrl });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const env = { DATABASE_URL: url.toString() };
+  try {
+    await importInto(env, files);
+  } catch (e) {
+    await admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    throw e;
+  }
+  return { name: 'PostgreSQL', env, drop: () => admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
+}

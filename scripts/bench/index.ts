@@ -1,0 +1,170 @@
+/**
+ * `npm run bench`: the service side by side with the ceiling (plain node http answering the same
+ * bytes) and node-soap as published, on the same machine, rounds alternating between targets so
+ * that the machine's drift falls on all of them alike. Prints a table per workload and writes
+ * docs/bench/bench.json and docs/bench/bench.svg (the README's chart).
+ *
+ *   npm run bench                        every workload, SQLite (+ PostgreSQL when DATABASE_URL is set), 1 and 2 workers
+ *   npm run bench -- --quick             three workloads, one round of 2 s, SQLite with one worker
+ *   npm run bench -- --rounds 5 --seconds 5 --only token-soap11,school500-get --out DIR
+ *
+ * Only the ratios within one run mean anything: on a shared 2-core machine the ceiling itself moves
+ * by a factor of two from run to run.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { renderChart } from './chart';
+import { recordAnswer, type RecordedAnswer } from './ceiling';
+import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
+import { drive, type Measured } from './load';
+import { freePort, type Started, startNode, stop, watchRss } from './processes';
+import { checkTargets, type Row, printTable } from './report';
+import { QUICK, type Workload, WORKLOADS } from './workloads';
+import { runMain } from '../run-main';
+
+interface Options {
+  quick: boolean;
+  rounds: number;
+  seconds: number;
+  connections: number;
+  only: string[] | null;
+  out: string;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = { quick: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
+  for (let i = 0; i < argv.length; i++) {
+    const value = () => argv[++i] ?? '';
+    switch (argv[i]) {
+      case '--quick':
+        Object.assign(o, { quick: true, rounds: 1, seconds: 2 });
+        break;
+      case '--rounds':
+        o.rounds = Number(value());
+        break;
+      case '--seconds':
+        o.seconds = Number(value());
+        break;
+      case '--connections':
+        o.connections = Number(value());
+        break;
+      case '--only':
+        o.only = value().split(',');
+        break;
+      case '--out':
+        o.out = value();
+        break;
+      default:
+        throw new Error(`unknown option ${argv[i]}`);
+    }
+  }
+  if (![o.rounds, o.seconds, o.connections].every((n) => Number.isInteger(n) && n > 0)) throw new Error('--rounds, --seconds and --connections take positive integers');
+  return o;
+}
+
+/** One service configuration under test. The lead adds a shadowing-on variant here (issue 11), e.g. { label: 'SQLite, shadowing', env: { ...SHADOW settings } }. */
+interface Variant {
+  label: string;
+  store: BenchStore;
+  env: Record<string, string>;
+}
+
+interface Target {
+  label: string;
+  kind: 'service' | 'ceiling' | 'node-soap';
+  process: Started;
+  variant?: Variant;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const o = parseArgs(argv);
+  const workloads = WORKLOADS.filter((w) => (o.only ?? (o.quick ? QUICK : null))?.includes(w.id) ?? true);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-'));
+  const started: Started[] = [];
+  const stores: BenchStore[] = [];
+  try {
+    const files = writeCsv(dir);
+    stores.push(await sqliteStore(dir, files));
+    if (process.env.DATABASE_URL && !o.quick) stores.push(await postgresStore(process.env.DATABASE_URL, files));
+    const variants: Variant[] = stores.flatMap((store) =>
+      (o.quick ? [1] : [1, 2]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
+    );
+
+    const targets: Target[] = [];
+    for (const v of variants) {
+      // As deployed: request logs at info (to a pipe that is read and dropped), metrics on, no admin listener to keep ports few.
+      const env = { ...v.store.env, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };
+      const p = await startNode(v.label, 'src/main.js', [], env);
+      started.push(p);
+      targets.push({ label: v.label, kind: 'service', process: p, variant: v });
+    }
+    // The ceiling replays what the first service variant answers.
+    const first = targets[0].process;
+    const answers: RecordedAnswer[] = [];
+    for (const w of workloads) answers.push(await recordAnswer(first.port, w.request));
+    const answersFile = path.join(dir, 'answers.json');
+    fs.writeFileSync(answersFile, JSON.stringify(answers));
+    const ceiling = await startNode('ceiling', 'scripts/bench/ceiling.js', [answersFile], { PORT: String(await freePort()) });
+    started.push(ceiling);
+    targets.push({ label: 'ceiling (node http, same bytes)', kind: 'ceiling', process: ceiling });
+    const nodeSoap = await startNode('node-soap', 'scripts/bench/node-soap-baseline.js', [], { PORT: String(await freePort()) });
+    started.push(nodeSoap);
+    targets.push({ label: 'node-soap + Express', kind: 'node-soap', process: nodeSoap });
+
+    process.stdout.write(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; ${o.rounds} rounds of ${o.seconds} s, ${o.connections} connections, autocannon\n`);
+    const rows: Row[] = [];
+    for (const [i, w] of workloads.entries()) {
+      const status = answers[i].status;
+      const mine = targets.filter((t) => t.kind !== 'node-soap' || w.nodeSoap);
+      const samples = new Map<Target, Measured[]>(mine.map((t) => [t, []]));
+      const peaks = new Map<Target, number>();
+      // One short unrecorded pass warms each target's code paths and caches.
+      for (const t of mine) await drive(t.process.port, [w.request], null, { connections: o.connections, seconds: 1 });
+      for (let round = 0; round < o.rounds; round++) {
+        for (const t of mine) {
+          const peak = watchRss(t.process.child.pid!);
+          samples.get(t)!.push(await drive(t.process.port, [w.request], t.kind === 'node-soap' ? null : status, o));
+          peaks.set(t, Math.max(peaks.get(t) ?? 0, peak()));
+        }
+      }
+      for (const t of mine) {
+        const m = samples.get(t)!;
+        rows.push({
+          workload: w.id,
+          title: w.title,
+          target: t.label,
+          kind: t.kind,
+          rps: median(m.map((x) => x.rps)),
+          p50: median(m.map((x) => x.p50)),
+          p99: median(m.map((x) => x.p99)),
+          errors: m.reduce((n, x) => n + x.errors, 0),
+          peakRssMb: (peaks.get(t) ?? 0) / 2 ** 20,
+          rounds: m.map((x) => Math.round(x.rps)),
+        });
+      }
+      printTable(w, rows.filter((r) => r.workload === w.id));
+    }
+
+    const verdicts = checkTargets(workloads, rows, variants[0]?.label ?? '');
+    for (const v of verdicts) process.stdout.write(`${v.ok ? 'PASS' : 'MISS'}  ${v.target}: ${v.measured}\n`);
+    fs.mkdirSync(o.out, { recursive: true });
+    const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, ...o };
+    fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, targets: verdicts }, null, 2)}\n`);
+    const svg = await renderChart(
+      rows.map((r) => ({ workload: r.title, target: r.target, rps: Math.max(1, r.rps) })),
+      `Requests per second, ${o.connections} connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
+    );
+    fs.writeFileSync(path.join(o.out, 'bench.svg'), svg);
+    process.stdout.write(`wrote ${path.join(o.out, 'bench.json')} and ${path.join(o.out, 'bench.svg')}\n`);
+    return rows.some((r) => r.errors > 0) ? 1 : 0;
+  } finally {
+    for (const p of started) await stop(p);
+    for (const s of stores) await s.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) runMain(main);

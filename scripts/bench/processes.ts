@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The processes the benchmark starts: each a separate node process, so that none shares a core's event loop with the load generator. */
+
+export const distRoot = path.resolve(__dirname, '..', '..');
+
+export interface Started {
+  name: string;
+  port: number;
+  child: ChildProcess;
+}
+
+/** A free port: from BENCH_PORT_BASE upwards when set (a shared machine's own range), else one the kernel picks. */
+let nextPort = Number(process.env.BENCH_PORT_BASE ?? 0);
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const wanted = nextPort === 0 ? 0 : nextPort++;
+    const port = await new Promise<number | null>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(null));
+      s.listen(wanted, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    if (port !== null) return port;
+    if (wanted === 0) throw new Error('no free port');
+  }
+}
+
+export async function startNode(name: string, script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Started> {
+  const port = Number(env.PORT);
+  // Its log lines go to a file, as a service's would to journald: written by the kernel, without
+  // waiting on this process (busy driving the load) to read a pipe.
+  const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-log-')), `${name.replace(/\W+/g, '-')}.log`);
+  const log = fs.openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...nodeArgs, path.join(distRoot, script), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', log, 'ipc'],
+  });
+  fs.closeSync(log);
+  const tail = () => fs.readFileSync(logFile, 'utf8').slice(-2000);
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${tail()}`))));
+  exited.catch(() => undefined);
+  child.once('exit', () => fs.rmSync(path.dirname(logFile), { recursive: true, force: true }));
+  await Promise.race([waitForHttp(port), exited]);
+  return { name, port, child };
+}
+
+async function waitForHttp(port: number, timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/' }, (res) => {
+        res.resume();
+        resolve(true);
+      });
+      req.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listening on ${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function stop(p: Started): Promise<void> {
+  if (p.child.exitCode !== null) return;
+  const gone = new Promise((r) => p.child.once('exit', r));
+  p.child.kill('SIGTERM');
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(timer);
+}
+
+/** Resident memory of a process and its descendants (a cluster's workers), in bytes; Linux only. */
+export function treeRss(pid: number): number {
+  let total = 0;
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    for (const child of fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) total += treeRss(Number(child));
+  } catch {
+    // Gone, or not Linux: counted as nothing.
+  }
+  return total;
+}
+
+/** Samples a process tree's RSS until stopped; the peak seen. */
+export function watchRss(pid: number, everyMs = 100): () => number {
+  let peak = treeRss(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, treeRss(pid))), everyMs);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, treeRss(pid));
+  };
+}
