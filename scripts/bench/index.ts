@@ -20,7 +20,7 @@ import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured } from './load';
 import { freePort, type Started, startNode, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
-import { QUICK, type Workload, WORKLOADS } from './workloads';
+import { QUICK, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
 
 interface Options {
