@@ -3,7 +3,7 @@
  * test/fixtures/protocols.json (replayed by test/protocols.test.ts). Start one legacy host per
  * configuration, e.g.
  *
- *   PROTOCOLS=HttpSoap,HttpPost ../shared/tools/legacy-host/start.sh 9301 &
+ *   PROTOCOLS=HttpSoap,HttpPost <legacy-host>/start.sh 9301 &    (the legacy host of the project's reference tools)
  *
  * then: npx -y tsx scripts/record-protocols.ts 'HttpSoap,HttpPost=http://127.0.0.1:9301' ... [--out FILE]
  */
