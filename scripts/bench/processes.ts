@@ -44,7 +44,7 @@ export async function startNode(name: string, script: string, args: string[], en
     stdio: ['ignore', 'ignore', log, 'ipc'],
   });
   fs.closeSync(log);
-  const tail = () => fs.readFileSync(logFile, 'utf8').slice(-2000);
+  const tail = () => lastBytes(logFile, 2000);
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited (${code}): ${tail()}`))));
   exited.catch(() => undefined);
   child.once('exit', () => fs.rmSync(path.dirname(logFile), { recursive: true, force: true }));
@@ -98,4 +98,17 @@ export function watchRss(pid: number, everyMs = 100): () => number {
     clearInterval(timer);
     return Math.max(peak, treeRss(pid));
   };
+}
+
+/** The end of a log file that may be gigabytes long after a soak: only the last `n` bytes are read. */
+function lastBytes(file: string, n: number): string {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(n, size));
+    fs.readSync(fd, buf, 0, buf.length, size - buf.length);
+    return buf.toString('utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
 }
