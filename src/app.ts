@@ -16,7 +16,6 @@ import { MemoryLimiter } from './sms/limits';
 import { SmsIntake } from './sms/intake';
 import type { Store } from './store/store';
 import { BodyAborted, BodyTooLarge, readBody } from './transport/body';
-import { clientAddress, withRequestContext } from './transport/context';
 import { answerAndClose } from './transport/server';
 import { pathOf, type Request, type Response } from './transport/types';
 
@@ -126,9 +125,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     const res = response as Response;
     res.locals = {};
     try {
-      // AuthCode's limits need the client's address however deep the await chain runs.
-      const context = { clientAddress: clientAddress(req, config.trustProxy) };
-      hooks(req, res, () => withRequestContext(context, () => route(req, res).catch((e: unknown) => unexpected(res, e))));
+      hooks(req, res, () => route(req, res).catch((e: unknown) => unexpected(res, e)));
     } catch (e) {
       unexpected(res, e);
     }

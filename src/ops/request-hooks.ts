@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from '../transpo
 import { type Exchange, exchangeOf } from './exchange';
 import { logger, requestLogger } from './log';
 import { recordExchange } from './metrics';
-import { clientAddress } from '../transport/context';
+import { clientAddress, withRequestContext } from '../transport/context';
 
 /** A request id taken from a client is kept only if it is short and plain (it goes into logs and a header). */
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -38,6 +38,8 @@ export function requestHooks(options: HookOptions): RequestHandler {
     res.locals.requestId = requestId;
     const ex = exchangeOf(res);
     res.setHeader('X-Request-Id', requestId);
+    // Read once: the log line has it, and AuthCode's limits need it however deep the await chain runs.
+    const client = clientAddress(req, options.trustProxy);
     const tapped = options.tap?.(req, res) ?? null;
 
     let done = false;
@@ -61,7 +63,7 @@ export function requestHooks(options: HookOptions): RequestHandler {
           status,
           fault: ex.fault,
           ms: Math.round(seconds * 1e4) / 10,
-          client: clientAddress(req, options.trustProxy),
+          client,
           bytesIn: Number(req.headers['content-length'] ?? 0) || 0,
           // Headers included; on a keep-alive connection the count starts where the last answer ended.
           bytesOut: req.socket.bytesWritten - writtenBefore,
@@ -71,6 +73,6 @@ export function requestHooks(options: HookOptions): RequestHandler {
     };
     res.once('finish', finish);
     res.once('close', finish);
-    next();
+    withRequestContext({ clientAddress: client }, next);
   };
 }
