@@ -1,3 +1,4 @@
+import { spawnSync } from 'child_process';
 import fs from 'fs';
 import http from 'http';
 import type { AddressInfo } from 'net';
@@ -192,6 +193,68 @@ describe('service-first', () => {
     // One example per kind: whichever request showed it first.
     expect(format(summary)).toMatch(/ 2 {2}body text of \/string\n +e\.g\. (GET|POST) \/PushNotificationMobile\.asmx\/GetTokenDevice/);
   });
+});
+
+describe('long answers', () => {
+  /** The fixture data with one of the 500 students of big.school.example renamed. */
+  function bigSchoolChanged(): string {
+    const dir = path.join(tmp, 'big-changed');
+    fs.mkdirSync(dir, { recursive: true });
+    const read = (name: string) => fs.readFileSync(path.join(FIXTURES, 'data', name), 'utf8');
+    fs.writeFileSync(path.join(dir, 'devices.csv'), read('devices.csv'));
+    fs.writeFileSync(path.join(dir, 'students.csv'), read('students.csv').replace('"Student 250 ""quoted""', '"Studant 250 ""quoted""'));
+    return dir;
+  }
+  const BIG = [
+    soap11('/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://big.school.example</school_base_url><show_active>49</show_active>'),
+    get('/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fbig.school.example&show_active=1'),
+  ];
+
+  test('a 500-student answer (sent as bytes) is compared in full: the same bytes match, one changed name is reported', async () => {
+    const same = await start();
+    const changed = await start({}, bigSchoolChanged());
+    const log = logFile();
+    const toSame = await start({ SHADOW_URL: `${same.base}/`, SHADOW_LOG: log });
+    const toChanged = await start({ SHADOW_URL: `${changed.base}/`, SHADOW_LOG: log });
+    let before = await outcomes();
+    const answers = await Promise.all(BIG.map((c) => ask(toSame.base, c, false)));
+    expect(answers.map((a) => [a.status, a.body.length > 16 * 1024, a.body.includes('Student 250 ')])).toEqual([[200, true, true], [200, true, true]]);
+    expect(await settled(before, 2)).toEqual({ match: 2 });
+
+    before = await outcomes();
+    await Promise.all(BIG.map((c) => ask(toChanged.base, c, false)));
+    expect(await settled(before, 2)).toEqual({ difference: 2 });
+    const lines = await logLines(log, 2);
+    expect(lines.map((l) => l.differences.map((d) => d.kind)).sort()).toEqual([
+      ['body text of /ArrayOfStudentInfo/StudentInfo/fullName'],
+      ['body text of /soap:Envelope/soap:Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo/fullName'],
+    ]);
+    for (const l of lines) {
+      expect(l.legacy.body).toContain('Studant 250 ');
+      expect(l.ours.body).toContain('Student 250 ');
+      expect(l.differences[0].detail).toContain('Studant 250');
+    }
+  });
+});
+
+test('the copies run in a process of their own, at the lowest priority (on Linux: SCHED_IDLE where chrt is, else nice 19)', async () => {
+  if (process.platform !== 'linux') return console.warn('skipped: priorities are read from /proc on Linux');
+  const children = () => fs.readFileSync(`/proc/self/task/${process.pid}/children`, 'utf8').split(' ').filter(Boolean);
+  const known = new Set(children());
+  const legacy = await start();
+  const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_LOG: '' });
+  const before = await outcomes();
+  await ask(ours.base, TOKEN_1001[1], false);
+  expect(await settled(before, 1)).toEqual({ match: 1 });
+  const copiers = children().filter((pid) => !known.has(pid));
+  expect(copiers.length).toBe(1);
+  // Fields of /proc/<pid>/task/<tid>/stat after the command's name: nice is the 19th, policy the 41st (5: SCHED_IDLE).
+  const chrt = spawnSync('chrt', ['--version']).status === 0;
+  const threads = fs.readdirSync(`/proc/${copiers[0]}/task`).map((tid) => fs.readFileSync(`/proc/${copiers[0]}/task/${tid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' '));
+  expect(threads.length).toBeGreaterThan(1);
+  for (const f of threads) expect(chrt ? f[38] : f[16]).toBe(chrt ? '5' : '19');
+  // This process keeps its priority.
+  expect(fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[38]).toBe('0');
 });
 
 /** A stand-in legacy host that records what it is asked and answers each request with a fault. */

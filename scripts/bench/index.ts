@@ -7,6 +7,7 @@
  *   npm run bench                        every workload, SQLite (+ PostgreSQL when DATABASE_URL is set), 1 and 2 workers
  *   npm run bench -- --quick             three workloads, one round of 2 s, SQLite with one worker
  *   npm run bench -- --rounds 5 --seconds 5 --only token-soap11,school500-get --out DIR
+ *   npm run bench -- --shadow-only       only shadowing's cost to clients (issue 11), on the three quick workloads
  *
  * Only the ratios within one run mean anything: on a shared 2-core machine the ceiling itself moves
  * by a factor of two from run to run.
@@ -18,13 +19,15 @@ import { renderChart } from './chart';
 import { recordAnswer, type RecordedAnswer } from './ceiling';
 import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured } from './load';
-import { freePort, type Started, startNode, stop, watchRss } from './processes';
+import { canIdle, freePort, type Started, startNode, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
+import { checkShadow, measureShadow, printShadow, type ShadowRow } from './shadow';
 import { QUICK, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
 
 interface Options {
   quick: boolean;
+  shadowOnly: boolean;
   rounds: number;
   seconds: number;
   connections: number;
@@ -33,7 +36,7 @@ interface Options {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
+  const o: Options = { quick: false, shadowOnly: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
   for (let i = 0; i < argv.length; i++) {
     const value = () => argv[++i] ?? '';
     switch (argv[i]) {
@@ -49,6 +52,9 @@ function parseArgs(argv: readonly string[]): Options {
       case '--connections':
         o.connections = Number(value());
         break;
+      case '--shadow-only':
+        o.shadowOnly = true;
+        break;
       case '--only':
         o.only = value().split(',');
         break;
@@ -63,7 +69,7 @@ function parseArgs(argv: readonly string[]): Options {
   return o;
 }
 
-/** One service configuration under test. The lead adds a shadowing-on variant here (issue 11), e.g. { label: 'SQLite, shadowing', env: { ...SHADOW settings } }. */
+/** One service configuration under test. */
 interface Variant {
   label: string;
   store: BenchStore;
@@ -88,9 +94,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const files = writeCsv(dir);
     stores.push(await sqliteStore(dir, files));
-    if (process.env.DATABASE_URL && !o.quick) stores.push(await postgresStore(process.env.DATABASE_URL, files));
+    if (process.env.DATABASE_URL && !o.quick && !o.shadowOnly) stores.push(await postgresStore(process.env.DATABASE_URL, files));
     const variants: Variant[] = stores.flatMap((store) =>
-      (o.quick ? [1] : [1, 2]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
+      (o.quick || o.shadowOnly ? [1] : [1, 2]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
     );
 
     const targets: Target[] = [];
@@ -116,7 +122,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
     process.stdout.write(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; ${o.rounds} rounds of ${o.seconds} s, ${o.connections} connections, autocannon\n`);
     const rows: Row[] = [];
-    for (const [i, w] of workloads.entries()) {
+    for (const [i, w] of o.shadowOnly ? [] : workloads.entries()) {
       const status = answers[i].status;
       const mine = targets.filter((t) => t.kind !== 'node-soap' || w.nodeSoap);
       const samples = new Map<Target, Measured[]>(mine.map((t) => [t, []]));
@@ -148,18 +154,39 @@ export async function main(argv: readonly string[]): Promise<number> {
       printTable(w, rows.filter((r) => r.workload === w.id));
     }
 
-    const verdicts = checkTargets(workloads, rows, variants[0]?.label ?? '');
+    // Shadowing on beside the first variant (off), copying to a stand-in legacy host at idle priority.
+    const shadowed = workloads.filter((w) => QUICK.includes(w.id));
+    let shadowRows: ShadowRow[] = [];
+    if (shadowed.length > 0) {
+      const legacy = await startNode('stand-in legacy host', 'scripts/bench/ceiling.js', [answersFile], { PORT: String(await freePort()) }, [], true);
+      started.push(legacy);
+      const onAdmin = await freePort();
+      const shadowEnv = { SHADOW_URL: `http://127.0.0.1:${legacy.port}/`, SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
+      const on = await startNode('shadowing', 'src/main.js', [], { ...variants[0].store.env, ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv });
+      started.push(on);
+      if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at normal priority and takes CPU from the service\n');
+      shadowRows = await measureShadow({ off: first, on, onAdmin }, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
+      printShadow(shadowRows);
+    }
+
+    const verdicts = [...checkTargets(workloads, rows, variants[0]?.label ?? ''), ...checkShadow(shadowRows)];
     for (const v of verdicts) process.stdout.write(`${v.ok ? 'PASS' : 'MISS'}  ${v.target}: ${v.measured}\n`);
     fs.mkdirSync(o.out, { recursive: true });
     const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, ...o };
-    fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, targets: verdicts }, null, 2)}\n`);
+    const failed = rows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
+    if (o.shadowOnly) {
+      fs.writeFileSync(path.join(o.out, 'shadow.json'), `${JSON.stringify({ meta, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
+      process.stdout.write(`wrote ${path.join(o.out, 'shadow.json')}\n`);
+      return failed ? 1 : 0;
+    }
+    fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
     const svg = await renderChart(
       rows.map((r) => ({ workload: r.title, target: r.target, rps: Math.max(1, r.rps) })),
       `Requests per second, ${o.connections} connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
     );
     fs.writeFileSync(path.join(o.out, 'bench.svg'), svg);
     process.stdout.write(`wrote ${path.join(o.out, 'bench.json')} and ${path.join(o.out, 'bench.svg')}\n`);
-    return rows.some((r) => r.errors > 0) ? 1 : 0;
+    return failed ? 1 : 0;
   } finally {
     for (const p of started) await stop(p);
     for (const s of stores) await s.drop();

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -33,13 +33,22 @@ export async function freePort(): Promise<number> {
   }
 }
 
-export async function startNode(name: string, script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Started> {
+/** Whether util-linux's chrt is here, to start a process at idle priority (SCHED_IDLE). */
+export const canIdle = spawnSync('chrt', ['--version']).status === 0;
+
+/**
+ * Starts a node script as a process of its own. `idle`: at SCHED_IDLE (where chrt is), so that it
+ * takes only CPU nothing else wants: a stand-in for a host that runs on a machine of its own.
+ */
+export async function startNode(name: string, script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = [], idle = false): Promise<Started> {
   const port = Number(env.PORT);
   // Its log lines go to a file, as a service's would to journald: written by the kernel, without
   // waiting on this process (busy driving the load) to read a pipe.
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-log-')), `${name.replace(/\W+/g, '-')}.log`);
   const log = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, path.join(distRoot, script), ...args], {
+  const command = [process.execPath, ...nodeArgs, path.join(distRoot, script), ...args];
+  if (idle && canIdle) command.unshift('chrt', '--idle', '0');
+  const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', log, 'ipc'],
   });

@@ -161,7 +161,7 @@ function withoutServiceHosts(body: string): string {
   return body.replace(/\bhttps?:\/\/[^/\s"'<>]+(?=\/[^\s"'<>]*?\.asmx)/gi, '{host}');
 }
 
-function framing(a: Answer): string {
+function framing(a: Pick<Answer, 'headers'>): string {
   if (a.headers['transfer-encoding']) return `transfer-encoding: ${a.headers['transfer-encoding']}`;
   if (a.headers['content-length'] !== undefined) return 'content-length';
   return 'neither';
@@ -233,11 +233,12 @@ function kindOf(method: string, url: string, legacy: Answer): CaseKind {
 
 /** Two answers to one live request compared: service addresses without their hosts, the kind from the request. */
 export function compareLive(method: string, url: string, legacy: Answer, ours: Answer): Difference[] {
-  if (!legacy.error && !ours.error && legacy.body === ours.body && sameHeaders(legacy, ours) && legacy.status === ours.status) return [];
+  if (!legacy.error && !ours.error && legacy.body === ours.body && sameAnswer(legacy, ours)) return [];
   const kind = kindOf(method, url, legacy);
   return differences(kind, { ...legacy, body: withoutServiceHosts(legacy.body) }, { ...ours, body: withoutServiceHosts(ours.body) });
 }
 
-function sameHeaders(a: Answer, b: Answer): boolean {
-  return a.headers['content-type'] === b.headers['content-type'] && a.headers['cache-control'] === b.headers['cache-control'] && framing(a) === framing(b);
+/** Whether two answers agree in all a comparison looks at but the body (status, media type, framing, Cache-Control). */
+export function sameAnswer(a: Pick<Answer, 'status' | 'headers'>, b: Pick<Answer, 'status' | 'headers'>): boolean {
+  return a.status === b.status && a.headers['content-type'] === b.headers['content-type'] && a.headers['cache-control'] === b.headers['cache-control'] && framing(a) === framing(b);
 }

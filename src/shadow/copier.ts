@@ -1,16 +1,17 @@
 import http from 'node:http';
 import https from 'node:https';
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import zlib from 'node:zlib';
-import { ANSWER_HEADERS, type Answer, compareLive, type Difference } from './compare';
+import { ANSWER_HEADERS, type Answer, compareLive, type Difference, sameAnswer } from './compare';
+import type { Labels } from './metrics';
 
 /**
- * The copies' own thread: it puts each copy to the target, at most `concurrency` at a time, and
+ * The copies' own process: it puts each copy to the target, at most `concurrency` at a time, and
  * compares the answer with the client's. Sending and comparing cost about as much CPU as answering,
- * so they run here and the event loop that answers clients only hands copies over and counts.
+ * so they run here, at the lowest priority (mirror.ts starts it), and the event loop that answers
+ * clients only hands copies over and counts.
  */
 
-/** Where the copies go, as plain data (it crosses to the worker). */
+/** Where the copies go, as plain data (it crosses to the copier process). */
 export interface CopyTarget {
   /** The target's origin, e.g. http://legacy-host:80 */
   origin: string;
@@ -25,24 +26,36 @@ export interface CopyTarget {
   timeoutMs: number;
 }
 
-/** What the copier needs of a copy. */
+/**
+ * An answer as it went out: the body as written (a string, or bytes with their content coding), so
+ * that the client's thread hands it on without decoding or copying it into text. Only the copier
+ * turns it into text, and only when it differs from the other answer.
+ */
+export interface SentAnswer {
+  status: number;
+  headers: Answer['headers'];
+  body: string | Uint8Array;
+  /** The answer's Content-Encoding, when its body is compressed. */
+  encoding?: string;
+}
+
+/** What the copier needs of a copy; all of it goes to the copier, so the client's thread keeps nothing. */
 export interface CopyJob {
-  /** The mirror's own key for it (clients may repeat request ids). */
-  key: number;
   requestId: string;
   method: string;
   url: string;
   headers: string[];
   body: Uint8Array | null;
-  primary: Answer;
+  primary: SentAnswer;
+  /** What this service made of the request (service-first), for the metrics and the report. */
+  labels: Labels;
 }
 
-export interface CopyResult {
-  key: number;
-  /** The copy's answer, and the differences when it came. */
-  answer: Answer;
-  differences: Difference[];
-}
+/** A copy's outcome: its answer matched, differed (then with the copy and both answers as text), or never came. */
+export type CopyResult =
+  | { outcome: 'match'; requestId: string; labels: Labels }
+  | { outcome: 'error'; requestId: string; labels: Labels }
+  | { outcome: 'difference'; requestId: string; labels: Labels; job: CopyJob; legacy: Answer; ours: Answer; differences: Difference[] };
 
 export class Copier {
   private readonly waiting: CopyJob[] = [];
@@ -61,17 +74,25 @@ export class Copier {
     if (this.active >= this.target.concurrency) return void this.waiting.push(job);
     this.active++;
     void this.send(job).then((answer) => {
-      const [legacy, ours] = this.target.primary === 'ours' ? [answer, job.primary] : [job.primary, answer];
-      const differences = answer.error === undefined ? compareLive(job.method, job.url, legacy, ours) : [];
-      this.done({ key: job.key, answer, differences });
+      this.done(typeof answer === 'string' ? { outcome: 'error', requestId: job.requestId, labels: job.labels } : this.compare(job, answer));
       this.active--;
       const next = this.waiting.shift();
       if (next !== undefined) this.take(next);
     });
   }
 
-  /** One copy, answered or not within the time-out; never rejects. */
-  private send(job: CopyJob): Promise<Answer> {
+  /** Equal bytes are equal answers, the common case, decided without reading them; else compared by meaning. */
+  private compare(job: CopyJob, answer: SentAnswer): CopyResult {
+    const [legacy, ours] = this.target.primary === 'ours' ? [answer, job.primary] : [job.primary, answer];
+    const match = { outcome: 'match', requestId: job.requestId, labels: job.labels } as const;
+    if (sameAnswer(legacy, ours) && legacy.encoding === ours.encoding && sameBytes(legacy.body, ours.body)) return match;
+    const [l, o] = [asText(legacy), asText(ours)];
+    const differences = compareLive(job.method, job.url, l, o);
+    return differences.length === 0 ? match : { ...match, outcome: 'difference', job, legacy: l, ours: o, differences };
+  }
+
+  /** One copy, answered within the time-out (its answer) or not (why); never rejects. */
+  private send(job: CopyJob): Promise<SentAnswer | string> {
     const url = new URL(this.target.origin);
     const headers = [...job.headers, 'X-Request-Id', job.requestId];
     // Framed by length always (node would chunk a bodiless PUT, and a host may answer that differently).
@@ -79,7 +100,7 @@ export class Copier {
     if (!this.target.keepHost) headers.push('Host', url.host);
     const path = this.target.prefix + job.url.slice(this.target.strip);
     return new Promise((resolve) => {
-      const fail = (error: Error) => resolve({ status: 0, headers: {}, body: '', error: error.message });
+      const fail = (error: Error) => resolve(error.message);
       const request = (url.protocol === 'https:' ? https : http).request(
         { hostname: url.hostname, port: url.port, method: job.method, path, headers, agent: this.agent, setHost: false },
         (res) => {
@@ -90,7 +111,7 @@ export class Copier {
             clearTimeout(timer);
             const h: Record<string, string | undefined> = {};
             for (const k of ANSWER_HEADERS) h[k] = res.headers[k] as string | undefined;
-            resolve({ status: res.statusCode ?? 0, headers: h, body: readable(Buffer.concat(chunks), res.headers['content-encoding']) });
+            resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks), encoding: res.headers['content-encoding'] });
           });
         },
       );
@@ -102,6 +123,17 @@ export class Copier {
       request.end(job.body ?? undefined);
     });
   }
+}
+
+const bytesOf = (body: string | Uint8Array) => (typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+
+function sameBytes(a: string | Uint8Array, b: string | Uint8Array): boolean {
+  if (typeof a === 'string' && typeof b === 'string') return a === b;
+  return Buffer.compare(bytesOf(a), bytesOf(b)) === 0;
+}
+
+function asText(a: SentAnswer): Answer {
+  return { status: a.status, headers: a.headers, body: typeof a.body === 'string' ? a.body : readable(Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength), a.encoding) };
 }
 
 /** Inflated no further than this: a body is read for a comparison, and a hostile one must not cost more. */
@@ -126,11 +158,26 @@ export function readable(body: Buffer, encoding: string | undefined): string {
   }
 }
 
-/** Marks the worker's data, so that this module only starts a copier in the thread made for it. */
-export const COPIER_MARK = 'shadowCopier';
+/** How long a result waits for others to go back with it: counts and reports lag by no more. */
+const RESULTS_MS = 50;
 
-if (!isMainThread && parentPort !== null && (workerData as Record<string, unknown> | null)?.[COPIER_MARK] !== undefined) {
-  const port = parentPort;
-  const copier = new Copier((workerData as Record<string, CopyTarget>)[COPIER_MARK], (result) => port.postMessage(result));
-  port.on('message', (job: CopyJob) => copier.take(job));
+/** The environment variable that carries the target to the copier process (and marks it as one). */
+export const COPIER_ENV = 'ASMX_SHADOW_COPIER';
+
+const target = process.env[COPIER_ENV];
+if (target !== undefined && process.send !== undefined) {
+  // Results go back in batches, at most one message every RESULTS_MS: each wakes the client's thread.
+  let results: CopyResult[] = [];
+  const flush = () => {
+    process.send?.(results);
+    results = [];
+  };
+  const copier = new Copier(JSON.parse(target) as CopyTarget, (result) => {
+    if (results.push(result) === 1) setTimeout(flush, RESULTS_MS);
+  });
+  process.on('message', (jobs: CopyJob[]) => {
+    for (const job of jobs) copier.take(job);
+  });
+  // The service gone (its end of the channel closed): so are its copies.
+  process.on('disconnect', () => process.exit(0));
 }

@@ -5,7 +5,6 @@ import type { Config, ShadowConfig } from '../config';
 import { HostErrors } from '../errors';
 import { ANSWER_HEADERS } from './compare';
 import { countShadow } from './metrics';
-import { readable } from './copier';
 import { forwardable, HOP_BY_HOP, mayCopy, type Mirror } from './mirror';
 
 /** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
@@ -80,7 +79,7 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
           url,
           headers: forwardable(req.rawHeaders, COPY_DROP),
           body: size > 0 || method === 'POST' ? Buffer.concat(kept, size) : null,
-          primary: { status: answer.statusCode ?? 0, headers: h, body: method === 'HEAD' ? '' : readable(Buffer.concat(body), answer.headers['content-encoding']) },
+          primary: { status: answer.statusCode ?? 0, headers: h, body: method === 'HEAD' ? '' : Buffer.concat(body), encoding: answer.headers['content-encoding'] },
           labels: {},
         });
       });

@@ -5,8 +5,8 @@ import type { Config, ShadowConfig } from '../config';
 import type { Exchange } from '../ops/exchange';
 import type { RequestTap } from '../ops/request-hooks';
 import { createServer } from '../transport/server';
-import { ANSWER_HEADERS, type Answer } from './compare';
-import type { CopyTarget } from './copier';
+import { ANSWER_HEADERS } from './compare';
+import type { CopyTarget, SentAnswer } from './copier';
 import { createFront } from './front';
 import { forwardable, HOP_BY_HOP, mayCopy, Mirror } from './mirror';
 import { openReport, type Report } from './report';
@@ -118,12 +118,15 @@ function keepUnreadBody(req: Request, limit: number): Promise<Buffer | null | un
   });
 }
 
-/** Keeps what the app writes as its answer, as it goes out; read once the answer is finished. */
-function keepWritten(res: Response): () => string {
-  const chunks: Buffer[] = [];
+/**
+ * Keeps what the app writes as its answer, as it goes out; read once the answer is finished. The app
+ * writes a whole answer at once (bindings/send.ts), which is kept as written: a reference, not a copy.
+ */
+function keepWritten(res: Response): () => string | Uint8Array {
+  const chunks: Array<string | Uint8Array> = [];
   const keep = (chunk: unknown, encoding: unknown) => {
-    if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
-    else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+    if (typeof chunk === 'string' && typeof encoding === 'string' && encoding !== 'utf8' && encoding !== 'utf-8') chunks.push(Buffer.from(chunk, encoding as BufferEncoding));
+    else if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(chunk);
   };
   const { write, end } = res;
   res.write = function (this: Response, ...args: Parameters<Response['write']>) {
@@ -134,11 +137,11 @@ function keepWritten(res: Response): () => string {
     keep(args[0], args[1]);
     return end.apply(this, args);
   } as Response['end'];
-  return () => Buffer.concat(chunks).toString('utf8');
+  return () => (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c))));
 }
 
-function answerOf(res: Response, status: number, body: string): Answer {
-  const headers: Answer['headers'] = {};
+function answerOf(res: Response, status: number, body: string | Uint8Array): SentAnswer {
+  const headers: SentAnswer['headers'] = {};
   for (const name of ANSWER_HEADERS) {
     const v = res.getHeader(name);
     if (v !== undefined) headers[name] = String(v);

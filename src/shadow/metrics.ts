@@ -24,6 +24,14 @@ export interface Labels {
   binding?: string;
 }
 
+/** Each label set's counter, found once: counting is on the client's thread for every copy. (Few: operations × bindings × outcomes.) */
+const counters = new Map<string, client.Counter.Internal>();
+
 export function countShadow(labels: Labels, outcome: ShadowOutcome): void {
-  exchanges.inc({ operation: labels.operation ?? '', binding: labels.binding ?? '', outcome });
+  const operation = labels.operation ?? '';
+  const binding = labels.binding ?? '';
+  const key = `${operation}\n${binding}\n${outcome}`;
+  let counter = counters.get(key);
+  if (counter === undefined) counters.set(key, (counter = exchanges.labels({ operation, binding, outcome })));
+  counter.inc();
 }

@@ -1,0 +1,114 @@
+import net from 'node:net';
+import { rawRequest } from './ceiling';
+import { type Measured, percentile } from './load';
+import type { BenchRequest } from './workloads';
+
+export interface PacedOptions {
+  /** Requests per second, spread evenly over each second. */
+  rate: number;
+  seconds: number;
+  /** Keep-alive connections to spread them over: enough that one is nearly always free. */
+  connections: number;
+}
+
+export interface Paced extends Measured {
+  /** Requests that found every connection busy and waited for one (their wait is not in the latency). */
+  waited: number;
+  /** Every answer's latency in ms, sorted (to pool rounds). */
+  samples: number[];
+}
+
+interface Connection {
+  socket: net.Socket;
+  busy: boolean;
+  sentAt: number;
+  got: Buffer;
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/**
+ * A paced load, for latency below saturation: requests go out at evenly spaced moments (within the
+ * millisecond of node's timers), each on a free keep-alive connection, and each answer's latency is
+ * counted from the moment its request went out. autocannon's own rate limit sends each second's
+ * quota as fast as it can and then waits, so at half load half of its requests meet a saturated
+ * server; its latencies there are saturation's.
+ */
+export async function pace(port: number, request: BenchRequest, expectStatus: number, o: PacedOptions): Promise<Paced> {
+  const bytes = rawRequest(port, request);
+  const times: number[] = [];
+  let errors = 0;
+  let waited = 0;
+  const due: number[] = [];
+  const free: Connection[] = [];
+
+  const send = (c: Connection) => {
+    c.busy = true;
+    c.sentAt = now();
+    c.socket.write(bytes);
+  };
+  const answered = (c: Connection, status: number) => {
+    times.push(now() - c.sentAt);
+    if (status !== expectStatus) errors++;
+    c.busy = false;
+    if (due.length > 0) {
+      due.shift();
+      send(c);
+    } else free.push(c);
+  };
+  const connect = (): Promise<Connection> =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const c: Connection = { socket, busy: false, sentAt: 0, got: Buffer.alloc(0) };
+      socket.setNoDelay(true);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        // A connection lost mid-run leaves its request unanswered: counted below as an error.
+        socket.on('error', () => undefined);
+        resolve(c);
+      });
+      socket.once('error', reject);
+      socket.on('data', (d: Buffer) => {
+        c.got = c.got.length === 0 ? d : Buffer.concat([c.got, d]);
+        // Answers are framed by Content-Length; one at a time per connection.
+        const end = c.got.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const head = c.got.subarray(0, end).toString('latin1');
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (c.got.length < end + 4 + length) return;
+        c.got = c.got.subarray(end + 4 + length);
+        answered(c, Number(head.slice(9, 12)));
+      });
+    });
+
+  const all = await Promise.all(Array.from({ length: o.connections }, connect));
+  free.push(...all);
+  const total = Math.round(o.rate * o.seconds);
+  const start = now();
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const t = now();
+      for (; sent < total && start + (sent * 1000) / o.rate <= t; sent++) {
+        const c = free.pop();
+        if (c !== undefined) send(c);
+        else {
+          waited++;
+          due.push(t);
+        }
+      }
+      if (sent < total) setTimeout(tick, 1);
+      else resolve();
+    };
+    tick();
+  });
+  // The last answers, then the connections closed.
+  const deadline = now() + 30_000;
+  while (all.some((c) => c.busy && !c.socket.destroyed) && now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  for (const c of all) {
+    if (c.busy) errors++;
+    c.socket.destroy();
+  }
+  times.sort((a, b) => a - b);
+  return { rps: times.length / ((now() - start) / 1000), p50: percentile(times, 0.5), p99: percentile(times, 0.99), errors, waited, samples: times };
+}

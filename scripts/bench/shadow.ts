@@ -1,0 +1,164 @@
+/**
+ * Shadowing's cost to clients (issue 11): the service with shadow traffic on beside the same service
+ * with it off, under the same load, alternating round by round.
+ *
+ * The stand-in legacy host is a ceiling process (ceiling.ts) of its own: it answers each copy with the
+ * bytes the service gave, as a legacy host with the same data would, so every copy is sent, read and
+ * compared in full (and matches). A real legacy host runs on another machine; this one runs at idle
+ * priority (SCHED_IDLE) so that, as far as one machine allows, it takes no CPU from the service or the
+ * load generator.
+ *
+ * Three loads per workload, each a share of the most the service answers without shadowing:
+ * - a quarter, paced (requests evenly spread: paced.ts), where the service's thread is about 40% busy,
+ *   a provisioned production load: the issue's target (p99 within 10%) is judged here, over many rounds;
+ * - a half, paced, where that thread is 80% busy and the copies compete for what is left: shown;
+ * - saturation (autocannon, as fast as answered), where shadowing's CPU shows as fewer requests per second.
+ */
+import http from 'node:http';
+import { drive, type LoadOptions, type Measured, percentile } from './load';
+import { pace, type Paced } from './paced';
+import type { Started } from './processes';
+import type { Workload } from './workloads';
+
+export interface ShadowLevel {
+  /** 'saturated', or the share of the maximum (0.25, 0.5). */
+  load: number | 'saturated';
+  rounds: number;
+}
+
+export const SHADOW_LEVELS = (rounds: number): ShadowLevel[] => [
+  { load: 0.25, rounds: 4 * rounds },
+  { load: 0.5, rounds },
+  { load: 'saturated', rounds: 1 },
+];
+
+/** One load's measurements, shadowing off and on. */
+export interface Side {
+  rps: number;
+  p50: number;
+  /** The median over the rounds of each round's p99: the machine's occasional stall moves it little. */
+  p99: number;
+  /** The p99 of every answer in every round. */
+  pooledP99: number;
+  errors: number;
+}
+
+export interface ShadowRow {
+  workload: string;
+  title: string;
+  load: ShadowLevel['load'];
+  /** The paced rate (req/s), or null at saturation. */
+  rate: number | null;
+  off: Side;
+  on: Side;
+  /** What the shadowing service counted of its copies under this load, by outcome, and the requests it answered. */
+  copies: Record<string, number>;
+  requests: number;
+}
+
+interface Targets {
+  off: Started;
+  on: Started;
+  /** The admin port of `on`, where its shadow counters are read. */
+  onAdmin: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function side(ms: Array<Measured | Paced>): Side {
+  const all = ms.flatMap((m) => ('samples' in m ? m.samples : [])).sort((a, b) => a - b);
+  return {
+    rps: median(ms.map((m) => m.rps)),
+    p50: median(ms.map((m) => m.p50)),
+    p99: median(ms.map((m) => m.p99)),
+    pooledP99: all.length > 0 ? percentile(all, 0.99) : median(ms.map((m) => m.p99)),
+    errors: ms.reduce((n, m) => n + m.errors, 0),
+  };
+}
+
+/** asmx_shadow_exchanges_total summed by outcome. */
+async function shadowCounts(adminPort: number): Promise<Record<string, number>> {
+  const text = await new Promise<string>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port: adminPort, path: '/metrics' }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .once('error', reject);
+  });
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/^asmx_shadow_exchanges_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)/gm)) counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
+  return counts;
+}
+
+/** Copies are settled after the client's answer: waits until the counts stop moving. */
+async function settledCounts(adminPort: number): Promise<Record<string, number>> {
+  let last = await shadowCounts(adminPort);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await shadowCounts(adminPort);
+    if (JSON.stringify(now) === JSON.stringify(last)) return now;
+    last = now;
+  }
+}
+
+const minus = (a: Record<string, number>, b: Record<string, number>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]).filter(([, v]) => v !== 0));
+
+export async function measureShadow(t: Targets, workloads: readonly Workload[], statuses: readonly number[], o: LoadOptions & { rounds: number }): Promise<ShadowRow[]> {
+  const rows: ShadowRow[] = [];
+  for (const [i, w] of workloads.entries()) {
+    const saturate = (p: Started, seconds = o.seconds) => drive(p.port, [w.request], statuses[i], { ...o, seconds });
+    // Warm both; the most the service answers without shadowing sets the paced rates.
+    await saturate(t.off, 1);
+    await saturate(t.on, 1);
+    const max = await saturate(t.off);
+    for (const level of SHADOW_LEVELS(o.rounds)) {
+      const rate = level.load === 'saturated' ? null : Math.round(level.load * max.rps);
+      const run = (p: Started) => (rate === null ? saturate(p) : pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64 }));
+      const before = await settledCounts(t.onAdmin);
+      const off: Array<Measured | Paced> = [];
+      const on: Array<Measured | Paced> = [];
+      for (let round = 0; round < level.rounds; round++) {
+        off.push(await run(t.off));
+        on.push(await run(t.on));
+      }
+      const copies = minus(await settledCounts(t.onAdmin), before);
+      const requests = on.reduce((n, m) => n + ('samples' in m ? m.samples.length : Math.round(m.rps * o.seconds)), 0);
+      rows.push({ workload: w.id, title: w.title, load: level.load, rate, off: side(off), on: side(on), copies, requests });
+    }
+  }
+  return rows;
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const loadName = (r: ShadowRow) => (r.load === 'saturated' ? 'saturated' : `${r.load * 100}% (${fmt(r.rate ?? 0)} req/s)`);
+
+export function printShadow(rows: readonly ShadowRow[]): void {
+  const lines = [['Shadowing off / on', 'load', 'req/s', 'p50 ms', 'p99 ms (median of rounds)', 'on/off', 'p99 ms (all answers)', 'copies (on)']];
+  for (const r of rows) {
+    lines.push([
+      `  ${r.title}`,
+      loadName(r),
+      `${fmt(r.off.rps)} / ${fmt(r.on.rps)}`,
+      `${fmt(r.off.p50, 2)} / ${fmt(r.on.p50, 2)}`,
+      `${fmt(r.off.p99, 2)} / ${fmt(r.on.p99, 2)}`,
+      `${fmt((100 * r.on.p99) / r.off.p99, 0)}%`,
+      `${fmt(r.off.pooledP99, 2)} / ${fmt(r.on.pooledP99, 2)}`,
+      `${Object.entries(r.copies).map(([k, v]) => `${k} ${v}`).join(', ')} of ${fmt(r.requests)}`,
+    ]);
+  }
+  const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
+  process.stdout.write(`\n${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`);
+}
+
+/** The issue's target: at a quarter of the maximum, p99 with shadowing on within 10% of off, and every copy compared and matching. */
+export function checkShadow(rows: readonly ShadowRow[]): Array<{ target: string; ok: boolean; measured: string }> {
+  return rows
+    .filter((r) => r.load === SHADOW_LEVELS(1)[0].load)
+    .flatMap((r) => [
+      { target: `${r.workload}: p99 with shadowing on within 10% of off at ${loadName(r)}`, ok: r.on.p99 <= 1.1 * r.off.p99, measured: `${fmt(r.off.p99, 2)} / ${fmt(r.on.p99, 2)} ms (${fmt((100 * r.on.p99) / r.off.p99, 0)}%)` },
+      { target: `${r.workload}: every copy compared and equal at ${loadName(r)}`, ok: r.copies.match === r.requests && Object.keys(r.copies).length === 1, measured: JSON.stringify(r.copies) },
+    ]);
+}
