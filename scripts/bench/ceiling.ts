@@ -31,6 +31,18 @@ export function rawRequest(port: number, r: BenchRequest): Buffer {
   return Buffer.concat([Buffer.from(`${head}\r\n`), body]);
 }
 
+/**
+ * Where the first answer in `got` ends, framed by its Content-Length (none: at its head's end), with
+ * its head; null while it has not all come.
+ */
+export function answerEnd(got: Buffer): { end: number; head: string } | null {
+  const headEnd = got.indexOf('\r\n\r\n');
+  if (headEnd === -1) return null;
+  const head = got.subarray(0, headEnd).toString('latin1');
+  const end = headEnd + 4 + Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+  return got.length < end ? null : { end, head };
+}
+
 /** Sends one request on a new connection and returns the raw answer, framed by its Content-Length. */
 export function exchangeRaw(port: number, request: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -38,13 +50,9 @@ export function exchangeRaw(port: number, request: Buffer): Promise<Buffer> {
     let got = Buffer.alloc(0);
     socket.on('data', (d: Buffer) => {
       got = Buffer.concat([got, d]);
-      const end = got.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      const length = /\r\ncontent-length: *(\d+)/i.exec(got.subarray(0, end).toString('latin1'));
-      if (length === null || got.length >= end + 4 + Number(length[1])) {
-        socket.destroy();
-        resolve(got);
-      }
+      if (answerEnd(got) === null) return;
+      socket.destroy();
+      resolve(got);
     });
     socket.once('error', reject);
     socket.once('close', () => resolve(got));

@@ -164,7 +164,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const shadowEnv = { SHADOW_URL: `http://127.0.0.1:${legacy.port}/`, SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
       const on = await startNode('shadowing', 'src/main.js', [], { ...variants[0].store.env, ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv });
       started.push(on);
-      if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at normal priority and takes CPU from the service\n');
+      if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
       shadowRows = await measureShadow({ off: first, on, onAdmin }, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
       printShadow(shadowRows);
     }

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { rawRequest } from './ceiling';
+import { answerEnd, rawRequest } from './ceiling';
 import { type Measured, percentile } from './load';
 import type { BenchRequest } from './workloads';
 
@@ -39,7 +39,8 @@ export async function pace(port: number, request: BenchRequest, expectStatus: nu
   const times: number[] = [];
   let errors = 0;
   let waited = 0;
-  const due: number[] = [];
+  /** Requests due that found no free connection: each goes out on the next one freed. */
+  let queued = 0;
   const free: Connection[] = [];
 
   const send = (c: Connection) => {
@@ -51,8 +52,8 @@ export async function pace(port: number, request: BenchRequest, expectStatus: nu
     times.push(now() - c.sentAt);
     if (status !== expectStatus) errors++;
     c.busy = false;
-    if (due.length > 0) {
-      due.shift();
+    if (queued > 0) {
+      queued--;
       send(c);
     } else free.push(c);
   };
@@ -70,14 +71,11 @@ export async function pace(port: number, request: BenchRequest, expectStatus: nu
       socket.once('error', reject);
       socket.on('data', (d: Buffer) => {
         c.got = c.got.length === 0 ? d : Buffer.concat([c.got, d]);
-        // Answers are framed by Content-Length; one at a time per connection.
-        const end = c.got.indexOf('\r\n\r\n');
-        if (end === -1) return;
-        const head = c.got.subarray(0, end).toString('latin1');
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (c.got.length < end + 4 + length) return;
-        c.got = c.got.subarray(end + 4 + length);
-        answered(c, Number(head.slice(9, 12)));
+        // One answer at a time per connection.
+        const answer = answerEnd(c.got);
+        if (answer === null) return;
+        c.got = c.got.subarray(answer.end);
+        answered(c, Number(answer.head.slice(9, 12)));
       });
     });
 
@@ -94,7 +92,7 @@ export async function pace(port: number, request: BenchRequest, expectStatus: nu
         if (c !== undefined) send(c);
         else {
           waited++;
-          due.push(t);
+          queued++;
         }
       }
       if (sent < total) setTimeout(tick, 1);

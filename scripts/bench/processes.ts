@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { lowestPriority } from '../../src/ops/priority';
 
 /** The processes the benchmark starts: each a separate node process, so that none shares a core's event loop with the load generator. */
 
@@ -33,12 +34,13 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Whether util-linux's chrt is here, to start a process at idle priority (SCHED_IDLE). */
-export const canIdle = spawnSync('chrt', ['--version']).status === 0;
+/** A stand-in for a host of its own starts at the lowest priority, as the service's shadow copier does; whether that is SCHED_IDLE here. */
+const idlePrefix = lowestPriority();
+export const canIdle = idlePrefix[0] === 'chrt';
 
 /**
- * Starts a node script as a process of its own. `idle`: at SCHED_IDLE (where chrt is), so that it
- * takes only CPU nothing else wants: a stand-in for a host that runs on a machine of its own.
+ * Starts a node script as a process of its own. `idle`: at the lowest priority (src/ops/priority.ts),
+ * so that it takes only CPU nothing else wants: a stand-in for a host that runs on a machine of its own.
  */
 export async function startNode(name: string, script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = [], idle = false): Promise<Started> {
   const port = Number(env.PORT);
@@ -47,7 +49,7 @@ export async function startNode(name: string, script: string, args: string[], en
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-log-')), `${name.replace(/\W+/g, '-')}.log`);
   const log = fs.openSync(logFile, 'w');
   const command = [process.execPath, ...nodeArgs, path.join(distRoot, script), ...args];
-  if (idle && canIdle) command.unshift('chrt', '--idle', '0');
+  if (idle) command.unshift(...idlePrefix);
   const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', log, 'ipc'],

@@ -14,7 +14,6 @@
  * - a half, paced, where that thread is 80% busy and the copies compete for what is left: shown;
  * - saturation (autocannon, as fast as answered), where shadowing's CPU shows as fewer requests per second.
  */
-import http from 'node:http';
 import { drive, type LoadOptions, type Measured, percentile } from './load';
 import { pace, type Paced } from './paced';
 import type { Started } from './processes';
@@ -26,8 +25,11 @@ export interface ShadowLevel {
   rounds: number;
 }
 
-export const SHADOW_LEVELS = (rounds: number): ShadowLevel[] => [
-  { load: 0.25, rounds: 4 * rounds },
+/** The load at which the issue's target is judged. */
+const VERDICT_LOAD = 0.25;
+
+const shadowLevels = (rounds: number): ShadowLevel[] => [
+  { load: VERDICT_LOAD, rounds: 4 * rounds },
   { load: 0.5, rounds },
   { load: 'saturated', rounds: 1 },
 ];
@@ -78,16 +80,7 @@ function side(ms: Array<Measured | Paced>): Side {
 
 /** asmx_shadow_exchanges_total summed by outcome. */
 async function shadowCounts(adminPort: number): Promise<Record<string, number>> {
-  const text = await new Promise<string>((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port: adminPort, path: '/metrics' }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve(body));
-      })
-      .once('error', reject);
-  });
+  const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
   const counts: Record<string, number> = {};
   for (const m of text.matchAll(/^asmx_shadow_exchanges_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)/gm)) counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
   return counts;
@@ -114,7 +107,7 @@ export async function measureShadow(t: Targets, workloads: readonly Workload[], 
     await saturate(t.off, 1);
     await saturate(t.on, 1);
     const max = await saturate(t.off);
-    for (const level of SHADOW_LEVELS(o.rounds)) {
+    for (const level of shadowLevels(o.rounds)) {
       const rate = level.load === 'saturated' ? null : Math.round(level.load * max.rps);
       const run = (p: Started) => (rate === null ? saturate(p) : pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64 }));
       const before = await settledCounts(t.onAdmin);
@@ -156,7 +149,7 @@ export function printShadow(rows: readonly ShadowRow[]): void {
 /** The issue's target: at a quarter of the maximum, p99 with shadowing on within 10% of off, and every copy compared and matching. */
 export function checkShadow(rows: readonly ShadowRow[]): Array<{ target: string; ok: boolean; measured: string }> {
   return rows
-    .filter((r) => r.load === SHADOW_LEVELS(1)[0].load)
+    .filter((r) => r.load === VERDICT_LOAD)
     .flatMap((r) => [
       { target: `${r.workload}: p99 with shadowing on within 10% of off at ${loadName(r)}`, ok: r.on.p99 <= 1.1 * r.off.p99, measured: `${fmt(r.off.p99, 2)} / ${fmt(r.on.p99, 2)} ms (${fmt((100 * r.on.p99) / r.off.p99, 0)}%)` },
       { target: `${r.workload}: every copy compared and equal at ${loadName(r)}`, ok: r.copies.match === r.requests && Object.keys(r.copies).length === 1, measured: JSON.stringify(r.copies) },

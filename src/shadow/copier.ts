@@ -60,14 +60,17 @@ export type CopyResult =
 export class Copier {
   private readonly waiting: CopyJob[] = [];
   private active = 0;
+  private readonly origin: URL;
+  private readonly client: typeof http | typeof https;
   private readonly agent: http.Agent;
 
   constructor(
     private readonly target: CopyTarget,
     private readonly done: (result: CopyResult) => void,
   ) {
-    const Agent = target.origin.startsWith('https:') ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: target.concurrency });
+    this.origin = new URL(target.origin);
+    this.client = this.origin.protocol === 'https:' ? https : http;
+    this.agent = new this.client.Agent({ keepAlive: true, maxSockets: target.concurrency });
   }
 
   take(job: CopyJob): void {
@@ -93,7 +96,7 @@ export class Copier {
 
   /** One copy, answered within the time-out (its answer) or not (why); never rejects. */
   private send(job: CopyJob): Promise<SentAnswer | string> {
-    const url = new URL(this.target.origin);
+    const url = this.origin;
     const headers = [...job.headers, 'X-Request-Id', job.requestId];
     // Framed by length always (node would chunk a bodiless PUT, and a host may answer that differently).
     if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) headers.push('Content-Length', String(job.body?.length ?? 0));
@@ -101,7 +104,7 @@ export class Copier {
     const path = this.target.prefix + job.url.slice(this.target.strip);
     return new Promise((resolve) => {
       const fail = (error: Error) => resolve(error.message);
-      const request = (url.protocol === 'https:' ? https : http).request(
+      const request = this.client.request(
         { hostname: url.hostname, port: url.port, method: job.method, path, headers, agent: this.agent, setHost: false },
         (res) => {
           const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { log } from '../ops/log';
+import { lowestPriority } from '../ops/priority';
 import { findEndpoint } from '../services/contract';
 import { COPIER_ENV, type CopyJob, type CopyResult, type CopyTarget, readable, type SentAnswer } from './copier';
 import { countShadow, type Labels } from './metrics';
@@ -62,20 +62,6 @@ function fromSource(entry: string): string {
       fileName: file, compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
     }).outputText, file);
     require(${JSON.stringify(entry)});`;
-}
-
-/**
- * How the copier is started so that it gives way to the clients. On Linux, at SCHED_IDLE (util-linux's
- * chrt): every thread of it, its garbage collector's included, runs only on CPU no ordinary thread
- * wants and is preempted the moment one wakes. Without chrt, at the lowest nice value. Measured at a
- * quarter of the maximum load: as a worker thread at nice 19, client p99 +60%; the thread at
- * SCHED_IDLE, +16 to 41% (its garbage collection ran on the process's shared, ordinary threads).
- */
-function lowestPriority(): string[] {
-  if (process.platform !== 'linux') return [];
-  const onPath = (name: string) => (process.env.PATH ?? '').split(':').some((dir) => dir !== '' && fs.existsSync(path.join(dir, name)));
-  if (onPath('chrt')) return ['chrt', '--idle', '0'];
-  return onPath('nice') ? ['nice', '-n', '19'] : [];
 }
 
 /**
