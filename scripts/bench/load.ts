@@ -18,7 +18,7 @@ export interface LoadOptions {
 }
 
 /** The value below which `share` of the sorted samples fall. */
-export const percentile = (sorted: readonly number[], share: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
+export const percentile = (sorted: ArrayLike<number>, share: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
 
 /** Drives one target with autocannon (keep-alive connections, one request in flight on each). */
 export async function drive(port: number, requests: readonly BenchRequest[], expectStatus: number | null, o: LoadOptions): Promise<Measured> {

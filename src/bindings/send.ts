@@ -1,3 +1,4 @@
+import { exchangeOf } from '../ops/exchange';
 import type { Response } from '../transport/types';
 
 /**
@@ -10,13 +11,15 @@ import type { Response } from '../transport/types';
  * A short string body is handed to node as a string: node then writes headers and body in one piece
  * (one write call), where a Buffer goes out as two (a writev). A long one is encoded here, once:
  * measuring its length and then letting node encode it would read it twice (a 500-student roster in
- * Arabic: 60 µs more), and the bytes are what shadow traffic hands on without another copy.
+ * Arabic: 60 µs more), and the bytes are what shadow traffic hands on without another copy. The body
+ * is left on the request's Exchange for shadow traffic (src/shadow), which compares it.
  */
 export function send(res: Response, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer = ''): void {
   res.statusCode = status;
   for (const name in headers) res.setHeader(name, headers[name]);
   const payload = typeof body === 'string' && body.length > LONG_BODY ? Buffer.from(body, 'utf8') : body;
   res.setHeader('Content-Length', typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length);
+  exchangeOf(res).body = payload;
   res.end(payload);
 }
 

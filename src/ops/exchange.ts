@@ -18,6 +18,8 @@ export interface Exchange {
   fault?: AsmxError['side'];
   /** An unexpected failure behind a generic answer; logged with its stack and the request id. */
   error?: unknown;
+  /** The answer's body as it went out (bindings/send.ts): what shadow traffic compares, kept by reference. */
+  body?: string | Uint8Array;
 }
 
 export function exchangeOf(res: Response): Exchange {

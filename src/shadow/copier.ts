@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { ANSWER_HEADERS, type Answer, compareLive, type Difference, sameAnswer } from './compare';
+import { FrameReader } from './frames';
 import type { Labels } from './metrics';
 
 /**
@@ -161,26 +163,57 @@ export function readable(body: Buffer, encoding: string | undefined): string {
   }
 }
 
-/** How long a result waits for others to go back with it: counts and reports lag by no more. */
+/** How long results wait for others to go back with them: counts and reports lag by no more. */
 const RESULTS_MS = 50;
+
+/**
+ * What goes back to the service, at most every RESULTS_MS: copies whose labels the copier knows
+ * (service-first) as counts by outcome and labels, so that the client's thread handles a handful of
+ * numbers whatever the traffic; the rest one by one (legacy-first, where the service learns what each
+ * copy was, and every difference, with what its report needs).
+ */
+export interface Settled {
+  tallies: Array<{ labels: Labels; outcome: 'match' | 'error'; count: number }>;
+  each: CopyResult[];
+}
 
 /** The environment variable that carries the target to the copier process (and marks it as one). */
 export const COPIER_ENV = 'ASMX_SHADOW_COPIER';
 
+/** The copier's descriptor for the jobs' pipe (mirror.ts gives it as its fifth stdio). */
+export const JOBS_FD = 4;
+
 const target = process.env[COPIER_ENV];
 if (target !== undefined && process.send !== undefined) {
-  // Results go back in batches, at most one message every RESULTS_MS: each wakes the client's thread.
-  let results: CopyResult[] = [];
+  const copyTarget = JSON.parse(target) as CopyTarget;
+  const tallies = new Map<string, Settled['tallies'][number]>();
+  let each: CopyResult[] = [];
+  let due = false;
   const flush = () => {
-    process.send?.(results);
-    results = [];
+    due = false;
+    process.send?.({ tallies: [...tallies.values()], each } satisfies Settled);
+    tallies.clear();
+    each = [];
   };
-  const copier = new Copier(JSON.parse(target) as CopyTarget, (result) => {
-    if (results.push(result) === 1) setTimeout(flush, RESULTS_MS);
+  const copier = new Copier(copyTarget, (result) => {
+    if (!due) {
+      due = true;
+      setTimeout(flush, RESULTS_MS);
+    }
+    if (copyTarget.primary === 'legacy' || result.outcome === 'difference') return void each.push(result);
+    const { labels, outcome } = result;
+    const key = `${labels.endpoint}\n${labels.operation}\n${labels.binding}\n${outcome}`;
+    const tally = tallies.get(key);
+    if (tally === undefined) tallies.set(key, { labels, outcome, count: 1 });
+    else tally.count++;
   });
-  process.on('message', (jobs: CopyJob[]) => {
-    for (const job of jobs) copier.take(job);
+  const frames = new FrameReader();
+  const jobs = new net.Socket({ fd: JOBS_FD, readable: true, writable: false });
+  jobs.on('data', (chunk: Buffer) => {
+    for (const job of frames.read(chunk)) copier.take(job);
   });
-  // The service gone (its end of the channel closed): so are its copies.
+  // The service gone (its end of the pipe or the channel closed): so are its copies.
+  jobs.on('end', () => process.exit(0));
+  jobs.on('error', () => process.exit(0));
   process.on('disconnect', () => process.exit(0));
 }

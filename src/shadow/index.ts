@@ -15,8 +15,9 @@ import { openReport, type Report } from './report';
  * Shadow traffic, wired into the process: the request hooks' tap, what listens on the service's port,
  * and the mirror between them.
  *
- * - service-first: the app answers clients; the tap keeps each answer as it is written and, once it
- *   is finished, offers the request and answer to the mirror, which puts the request to SHADOW_URL.
+ * - service-first: the app answers clients; once an answer is finished, the tap offers the request
+ *   and the answer (its body as sent, left on the Exchange by bindings/send.ts) to the mirror, which
+ *   puts the request to SHADOW_URL.
  * - legacy-first: the front (front.ts) answers clients from SHADOW_URL and offers each copy to the
  *   mirror, which puts it to the app listening on loopback; the tap there tells the mirror what the
  *   copy was (operation, binding), for the metrics and the report.
@@ -50,12 +51,10 @@ function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, lega
     const method = req.method ?? '';
     const { url } = req;
     if (!mayCopy(method, url, config.basePath, shadow.include) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
-    const written = keepWritten(res);
     // The app reads the body of a POST only; any other body (a GET's charset counts only with one) is kept here.
-    const unread = method === 'POST' ? null : keepUnreadBody(req, config.limits.maxBodyBytes);
-    return async (ex: Exchange, status: number) => {
+    const unread = method === 'POST' || !hasBody(req) ? null : keepUnreadBody(req, config.limits.maxBodyBytes);
+    const offer = (ex: Exchange, status: number, body: unknown) => {
       // A client gone before its answer, or a body refused or cut short: nothing to compare.
-      const body: unknown = unread === null ? req.body : await unread;
       if (status === 0 || (method === 'POST' && !Buffer.isBuffer(body)) || body === undefined) return;
       mirror.offer({
         requestId: ex.requestId,
@@ -63,9 +62,13 @@ function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, lega
         url,
         headers: forwardable(req.rawHeaders, SERVICE_FIRST_DROP),
         body: Buffer.isBuffer(body) ? body : null,
-        primary: answerOf(res, status, method === 'HEAD' ? '' : written()),
+        primary: answerOf(res, status, method === 'HEAD' ? '' : (ex.body ?? '')),
         labels: ex,
       });
+    };
+    return (ex, status) => {
+      if (unread === null) offer(ex, status, method === 'POST' ? req.body : null);
+      else void unread.then((body) => offer(ex, status, body));
     };
   };
   return { tap, listener: async (app) => app, close: async () => closeAll(mirror, report) };
@@ -100,12 +103,10 @@ async function closeAll(mirror: Mirror | null, report: Report): Promise<void> {
   await report.close();
 }
 
-/**
- * The body of a request the app does not read: null when it has none, undefined when it did not all
- * come (or is over the limit).
- */
-function keepUnreadBody(req: Request, limit: number): Promise<Buffer | null | undefined> {
-  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
+const hasBody = (req: Request) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+
+/** The body of a request the app does not read: undefined when it did not all come (or is over the limit). */
+function keepUnreadBody(req: Request, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   req.on('data', (chunk: Buffer) => {
@@ -116,28 +117,6 @@ function keepUnreadBody(req: Request, limit: number): Promise<Buffer | null | un
     req.once('end', () => resolve(size <= limit ? Buffer.concat(chunks, size) : undefined));
     req.once('close', () => resolve(undefined));
   });
-}
-
-/**
- * Keeps what the app writes as its answer, as it goes out; read once the answer is finished. The app
- * writes a whole answer at once (bindings/send.ts), which is kept as written: a reference, not a copy.
- */
-function keepWritten(res: Response): () => string | Uint8Array {
-  const chunks: Array<string | Uint8Array> = [];
-  const keep = (chunk: unknown, encoding: unknown) => {
-    if (typeof chunk === 'string' && typeof encoding === 'string' && encoding !== 'utf8' && encoding !== 'utf-8') chunks.push(Buffer.from(chunk, encoding as BufferEncoding));
-    else if (typeof chunk === 'string' || chunk instanceof Uint8Array) chunks.push(chunk);
-  };
-  const { write, end } = res;
-  res.write = function (this: Response, ...args: Parameters<Response['write']>) {
-    keep(args[0], args[1]);
-    return write.apply(this, args);
-  } as Response['write'];
-  res.end = function (this: Response, ...args: Parameters<Response['end']>) {
-    keep(args[0], args[1]);
-    return end.apply(this, args);
-  } as Response['end'];
-  return () => (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c))));
 }
 
 function answerOf(res: Response, status: number, body: string | Uint8Array): SentAnswer {

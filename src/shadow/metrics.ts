@@ -27,11 +27,11 @@ export interface Labels {
 /** Each label set's counter, found once: counting is on the client's thread for every copy. (Few: operations × bindings × outcomes.) */
 const counters = new Map<string, client.Counter.Internal>();
 
-export function countShadow(labels: Labels, outcome: ShadowOutcome): void {
+export function countShadow(labels: Labels, outcome: ShadowOutcome, n = 1): void {
   const operation = labels.operation ?? '';
   const binding = labels.binding ?? '';
   const key = `${operation}\n${binding}\n${outcome}`;
   let counter = counters.get(key);
   if (counter === undefined) counters.set(key, (counter = exchanges.labels({ operation, binding, outcome })));
-  counter.inc();
+  counter.inc(n);
 }

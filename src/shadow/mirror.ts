@@ -1,9 +1,11 @@
 import path from 'node:path';
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { log } from '../ops/log';
 import { lowestPriority } from '../ops/priority';
 import { findEndpoint } from '../services/contract';
-import { COPIER_ENV, type CopyJob, type CopyResult, type CopyTarget, readable, type SentAnswer } from './copier';
+import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type SentAnswer, type Settled } from './copier';
+import { FrameWriter } from './frames';
 import { countShadow, type Labels } from './metrics';
 import type { Report } from './report';
 
@@ -65,7 +67,7 @@ function fromSource(entry: string): string {
 }
 
 /**
- * How long a copy waits for others to go with it. Each message to the copier wakes it, and each
+ * How long a copy waits for others to go with it. Each write to the copier wakes it, and each result
  * back wakes the client's thread; one per request would cost that thread more than the copy itself.
  * A copy a few milliseconds later compares the same (the copier sends results back the same way).
  */
@@ -75,9 +77,11 @@ export class Mirror {
   /** Copies handed to the copier (or about to be) and not yet settled: the bound on the queue. */
   private inFlight = 0;
   private copierProcess: ChildProcess | null = null;
+  /** The copier's end of the jobs' pipe (frames.ts). */
+  private jobs: Socket | null = null;
   private readonly priority = lowestPriority();
-  /** Copies offered and not yet handed over: they go together, HAND_OVER_MS after the first (one message, not one each). */
-  private batch: CopyJob[] = [];
+  /** Copies offered and not yet handed over, as frames: they go together, HAND_OVER_MS after the first (one write, not one each). */
+  private batch = new FrameWriter();
   /** Legacy-first: what this service's hooks learnt of each copy in flight (endpoint, operation, binding). */
   private readonly learnt = new Map<string, Labels | null>();
 
@@ -90,18 +94,18 @@ export class Mirror {
 
   /** Hands a copy to the copier, or drops it (counted) when too many are in flight or waiting. */
   offer(copy: Copy): void {
-    const labels: Labels = { endpoint: copy.labels.endpoint, operation: copy.labels.operation, binding: copy.labels.binding };
-    if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(labels, 'dropped');
+    if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped');
     this.inFlight++;
     if (this.target.primary === 'legacy') this.learnt.set(copy.requestId, null);
-    const job: CopyJob = { requestId: copy.requestId, method: copy.method, url: copy.url, headers: copy.headers, body: copy.body, primary: copy.primary, labels };
-    if (this.batch.push(job) === 1) setTimeout(() => this.handOver(), HAND_OVER_MS).unref();
+    if (this.batch.empty) setTimeout(() => this.handOver(), HAND_OVER_MS).unref();
+    this.batch.job(copy);
   }
 
   private handOver(): void {
-    const jobs = this.batch;
-    this.batch = [];
-    if (jobs.length > 0) this.copier().send(jobs);
+    if (this.batch.empty) return;
+    this.copier();
+    const frames = this.batch.take();
+    this.jobs?.write(frames, () => this.batch.release(frames));
   }
 
   /** Legacy-first: this service's hooks say what a copy was. */
@@ -112,7 +116,8 @@ export class Mirror {
   async close(): Promise<void> {
     const child = this.copierProcess;
     this.copierProcess = null;
-    this.batch = [];
+    this.jobs = null;
+    this.batch.clear();
     this.inFlight = 0;
     this.learnt.clear();
     if (child === null || child.exitCode !== null || child.signalCode !== null) return;
@@ -124,7 +129,8 @@ export class Mirror {
   /**
    * The copier: a process of its own (copier.ts), started at the first copy, so that sending and
    * comparing run at the lowest priority, garbage collection included, and cost the client's thread
-   * one hand-off per batch. It ends with this process (its channel closes).
+   * one write per batch. Copies go to it on a pipe of their own (frames.ts), results come back as
+   * messages on its channel. It ends with this process (its pipe and channel close).
    */
   private copier(): ChildProcess {
     if (this.copierProcess !== null) return this.copierProcess;
@@ -133,34 +139,49 @@ export class Mirror {
     const [command, ...args] = [...this.priority, ...node];
     const child = spawn(command, args, {
       env: { ...process.env, [COPIER_ENV]: JSON.stringify(this.target) },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      // Results carry a difference's bodies as bytes: the channel's advanced serialisation keeps them so.
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc', 'pipe'],
       serialization: 'advanced',
     });
+    const jobs = child.stdio[JOBS_FD] as Socket;
+    // A copier that died takes its copies with it (counted on its exit); a write after that fails here.
+    jobs.on('error', () => undefined);
     // Copies never keep the process alive.
     child.unref();
     child.channel?.unref();
-    child.on('message', (results: CopyResult[]) => {
-      for (const result of results) this.settle(result);
+    jobs.unref();
+    child.on('message', ({ tallies, each }: Settled) => {
+      if (this.copierProcess !== child) return;
+      for (const { labels, outcome, count } of tallies) {
+        this.inFlight -= count;
+        this.count(labels, outcome, count);
+      }
+      for (const result of each) this.settle(result);
     });
     child.on('error', (error) => log.error('shadow copier failed', { error }));
     child.on('exit', () => {
       if (this.copierProcess !== child) return;
       // Its copies are lost (counted, without what each was); the next offer starts another.
       this.copierProcess = null;
+      this.jobs = null;
       for (; this.inFlight > 0; this.inFlight--) countShadow({}, 'dropped');
       this.learnt.clear();
     });
     this.copierProcess = child;
+    this.jobs = jobs;
     return child;
   }
 
+  /** A copy that failed is the copy's target's error: the legacy host's, or this service's in legacy-first. */
+  private count(labels: Labels, outcome: 'match' | 'error', n: number): void {
+    countShadow(labels, outcome === 'match' ? 'match' : this.target.primary === 'ours' ? 'legacy_error' : 'service_error', n);
+  }
+
   private settle(result: CopyResult): void {
-    if (this.copierProcess === null) return;
     this.inFlight--;
     const labels = this.learnt.get(result.requestId) ?? result.labels;
     this.learnt.delete(result.requestId);
-    if (result.outcome === 'error') return countShadow(labels, this.target.primary === 'ours' ? 'legacy_error' : 'service_error');
-    if (result.outcome === 'match') return countShadow(labels, 'match');
+    if (result.outcome !== 'difference') return this.count(labels, result.outcome, 1);
     countShadow(labels, 'difference');
     const { job } = result;
     const header = (name: string): Array<[string, string]> => {
