@@ -18,7 +18,7 @@ import path from 'node:path';
 import { renderChart } from './chart';
 import { recordAnswer, type RecordedAnswer } from './ceiling';
 import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
-import { drive, type Measured } from './load';
+import { drive, type Measured, median } from './load';
 import { canIdle, freePort, type Started, startNode, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
 import { checkShadow, measureShadow, printShadow, type ShadowRow } from './shadow';
@@ -82,8 +82,6 @@ interface Target {
   process: Started;
   variant?: Variant;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function main(argv: readonly string[]): Promise<number> {
   const o = parseArgs(argv);

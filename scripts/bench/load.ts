@@ -20,6 +20,9 @@ export interface LoadOptions {
 /** The value below which `share` of the sorted samples fall. */
 export const percentile = (sorted: ArrayLike<number>, share: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
 
+/** The middle value: a round's odd stall moves it little. */
+export const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
 /** Drives one target with autocannon (keep-alive connections, one request in flight on each). */
 export async function drive(port: number, requests: readonly BenchRequest[], expectStatus: number | null, o: LoadOptions): Promise<Measured> {
   const times: number[] = [];

@@ -15,7 +15,7 @@
  * - a half, paced, where that thread is 80% busy and the copies compete for what is left: shown;
  * - saturation (autocannon, as fast as answered), where shadowing's CPU shows as fewer requests per second.
  */
-import { drive, type LoadOptions, type Measured, percentile } from './load';
+import { drive, type LoadOptions, type Measured, median, percentile } from './load';
 import { pace, type Paced } from './paced';
 import type { Started } from './processes';
 import type { Workload } from './workloads';
@@ -65,8 +65,6 @@ interface Targets {
   /** The admin port of `on`, where its shadow counters are read. */
   onAdmin: number;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function side(ms: Array<Measured | Paced>): Side {
   const all = ms.flatMap((m) => ('samples' in m ? m.samples : [])).sort((a, b) => a - b);

@@ -138,14 +138,16 @@ function sameBytes(a: string | Uint8Array, b: string | Uint8Array): boolean {
 }
 
 function asText(a: SentAnswer): Answer {
-  return { status: a.status, headers: a.headers, body: typeof a.body === 'string' ? a.body : readable(Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength), a.encoding) };
+  return { status: a.status, headers: a.headers, body: typeof a.body === 'string' ? a.body : readable(a.body, a.encoding) };
 }
 
 /** Inflated no further than this: a body is read for a comparison, and a hostile one must not cost more. */
 const INFLATE_LIMIT = 16 * 1024 * 1024;
 
 /** A body as text, undoing a content coding first (a legacy host may compress what its client accepts). */
-export function readable(body: Buffer, encoding: string | undefined): string {
+export function readable(bytes: Uint8Array, encoding: string | undefined): string {
+  // A view, not a copy: bytes that crossed a process boundary may come back as a plain Uint8Array.
+  const body = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   try {
     switch (encoding?.trim().toLowerCase()) {
       case 'gzip':
@@ -188,21 +190,18 @@ if (target !== undefined && process.send !== undefined) {
   const copyTarget = JSON.parse(target) as CopyTarget;
   const tallies = new Map<string, Settled['tallies'][number]>();
   let each: CopyResult[] = [];
-  let due = false;
   const flush = () => {
-    due = false;
     process.send?.({ tallies: [...tallies.values()], each } satisfies Settled);
     tallies.clear();
     each = [];
   };
   const copier = new Copier(copyTarget, (result) => {
-    if (!due) {
-      due = true;
-      setTimeout(flush, RESULTS_MS);
-    }
+    // The first result since the last flush sets the next one.
+    if (tallies.size === 0 && each.length === 0) setTimeout(flush, RESULTS_MS);
     if (copyTarget.primary === 'legacy' || result.outcome === 'difference') return void each.push(result);
     const { labels, outcome } = result;
-    const key = `${labels.endpoint}\n${labels.operation}\n${labels.binding}\n${outcome}`;
+    // What the counters are labelled by (metrics.ts); the endpoint is for reports only.
+    const key = `${labels.operation}\n${labels.binding}\n${outcome}`;
     const tally = tallies.get(key);
     if (tally === undefined) tallies.set(key, { labels, outcome, count: 1 });
     else tally.count++;

@@ -20,6 +20,9 @@ const NONE = 0xffffffff;
 const TEXT = 0;
 const BYTES = 1;
 
+/** A buffer that is the whole of its memory, never a slice of node's shared pool: it can be given back and written into again. */
+const owned = (size: number) => Buffer.allocUnsafeSlow(size);
+
 export class FrameWriter {
   private buf: Buffer;
   private end = 0;
@@ -31,7 +34,7 @@ export class FrameWriter {
   private readonly spare: Buffer[] = [];
 
   constructor(private readonly initial = 64 * 1024) {
-    this.buf = Buffer.allocUnsafe(initial);
+    this.buf = owned(initial);
   }
 
   get empty(): boolean {
@@ -72,15 +75,14 @@ export class FrameWriter {
   /** The frames written since the last take, handed over to be written out; `release` them once they are. */
   take(): Buffer {
     const out = this.buf.subarray(0, this.end);
-    this.buf = this.spare.pop() ?? Buffer.allocUnsafe(this.initial);
+    this.buf = this.spare.pop() ?? owned(this.initial);
     this.end = 0;
     return out;
   }
 
   /** Frames from `take`, written out: their buffer is used again (a few are kept, the rest left to the collector). */
   release(frames: Buffer): void {
-    // Buffers this size are never slices of node's shared pool: each is the whole of its memory.
-    if (this.spare.length < 2 && frames.byteOffset === 0) this.spare.push(Buffer.from(frames.buffer, 0, frames.buffer.byteLength));
+    if (this.spare.length < 2) this.spare.push(Buffer.from(frames.buffer));
   }
 
   /** Drops the frames not yet taken. */
@@ -90,7 +92,7 @@ export class FrameWriter {
 
   private room(n: number): void {
     if (this.end + n <= this.buf.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.end + n));
+    const bigger = owned(Math.max(2 * this.buf.length, this.end + n));
     this.buf.copy(bigger, 0, 0, this.end);
     this.buf = bigger;
   }
@@ -121,9 +123,9 @@ export class FrameWriter {
 
 /** The copier's side: bytes as they arrive, each whole frame a job. */
 export class FrameReader {
+  /** Bytes not yet read as a whole frame; `at` is where the field being read starts. */
   private pending: Buffer = Buffer.alloc(0);
   private at = 0;
-  private buf: Buffer = this.pending;
 
   /** The jobs completed by this chunk (a frame may span chunks). */
   read(chunk: Buffer): CopyJob[] {
@@ -133,7 +135,6 @@ export class FrameReader {
     while (this.pending.length - start >= 4) {
       const size = this.pending.readUInt32LE(start);
       if (this.pending.length - start - 4 < size) break;
-      this.buf = this.pending;
       this.at = start + 4;
       jobs.push(this.job());
       start += 4 + size;
@@ -159,7 +160,7 @@ export class FrameReader {
   }
 
   private u32(): number {
-    const n = this.buf.readUInt32LE(this.at);
+    const n = this.pending.readUInt32LE(this.at);
     this.at += 4;
     return n;
   }
@@ -167,7 +168,7 @@ export class FrameReader {
   private str(): string | undefined {
     const n = this.u32();
     if (n === NONE) return undefined;
-    const s = this.buf.toString('utf8', this.at, this.at + n);
+    const s = this.pending.toString('utf8', this.at, this.at + n);
     this.at += n;
     return s;
   }
@@ -180,7 +181,7 @@ export class FrameReader {
   private bytes(): Buffer | null {
     const n = this.u32();
     if (n === NONE) return null;
-    const b = Buffer.from(this.buf.subarray(this.at, this.at + n));
+    const b = Buffer.from(this.pending.subarray(this.at, this.at + n));
     this.at += n;
     return b;
   }

@@ -76,9 +76,8 @@ const HAND_OVER_MS = 10;
 export class Mirror {
   /** Copies handed to the copier (or about to be) and not yet settled: the bound on the queue. */
   private inFlight = 0;
-  private copierProcess: ChildProcess | null = null;
-  /** The copier's end of the jobs' pipe (frames.ts). */
-  private jobs: Socket | null = null;
+  /** The copier process, once started, and the pipe its copies go down (frames.ts). */
+  private running: { child: ChildProcess; jobs: Socket } | null = null;
   private readonly priority = lowestPriority();
   /** Copies offered and not yet handed over, as frames: they go together, HAND_OVER_MS after the first (one write, not one each). */
   private batch = new FrameWriter();
@@ -103,9 +102,8 @@ export class Mirror {
 
   private handOver(): void {
     if (this.batch.empty) return;
-    this.copier();
     const frames = this.batch.take();
-    this.jobs?.write(frames, () => this.batch.release(frames));
+    this.copier().jobs.write(frames, () => this.batch.release(frames));
   }
 
   /** Legacy-first: this service's hooks say what a copy was. */
@@ -114,9 +112,8 @@ export class Mirror {
   }
 
   async close(): Promise<void> {
-    const child = this.copierProcess;
-    this.copierProcess = null;
-    this.jobs = null;
+    const child = this.running?.child ?? null;
+    this.running = null;
     this.batch.clear();
     this.inFlight = 0;
     this.learnt.clear();
@@ -132,8 +129,8 @@ export class Mirror {
    * one write per batch. Copies go to it on a pipe of their own (frames.ts), results come back as
    * messages on its channel. It ends with this process (its pipe and channel close).
    */
-  private copier(): ChildProcess {
-    if (this.copierProcess !== null) return this.copierProcess;
+  private copier(): { child: ChildProcess; jobs: Socket } {
+    if (this.running !== null) return this.running;
     const entry = path.join(__dirname, `copier${path.extname(__filename)}`);
     const node = entry.endsWith('.ts') ? [process.execPath, '-e', fromSource(entry)] : [process.execPath, entry];
     const [command, ...args] = [...this.priority, ...node];
@@ -150,8 +147,9 @@ export class Mirror {
     child.unref();
     child.channel?.unref();
     jobs.unref();
+    const running = { child, jobs };
     child.on('message', ({ tallies, each }: Settled) => {
-      if (this.copierProcess !== child) return;
+      if (this.running !== running) return;
       for (const { labels, outcome, count } of tallies) {
         this.inFlight -= count;
         this.count(labels, outcome, count);
@@ -160,16 +158,14 @@ export class Mirror {
     });
     child.on('error', (error) => log.error('shadow copier failed', { error }));
     child.on('exit', () => {
-      if (this.copierProcess !== child) return;
+      if (this.running !== running) return;
       // Its copies are lost (counted, without what each was); the next offer starts another.
-      this.copierProcess = null;
-      this.jobs = null;
+      this.running = null;
       for (; this.inFlight > 0; this.inFlight--) countShadow({}, 'dropped');
       this.learnt.clear();
     });
-    this.copierProcess = child;
-    this.jobs = jobs;
-    return child;
+    this.running = running;
+    return running;
   }
 
   /** A copy that failed is the copy's target's error: the legacy host's, or this service's in legacy-first. */
@@ -200,7 +196,7 @@ export class Mirror {
         method: job.method,
         url: job.url,
         headers: Object.fromEntries([...header('content-type'), ...header('soapaction'), ...encoding]),
-        body: job.body === null ? '' : readable(Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength), encoding[0]?.[1]),
+        body: job.body === null ? '' : readable(job.body, encoding[0]?.[1]),
       },
       legacy: result.legacy,
       ours: result.ours,
