@@ -1,16 +1,15 @@
-import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { ANSWER_HEADERS, type Answer, compareLive, type Difference, sameAnswer } from './compare';
 import { FrameReader } from './frames';
 import type { Labels } from './metrics';
+import { Wire } from './wire';
 
 /**
  * The copies' own process: it puts each copy to the target, at most `concurrency` at a time, and
- * compares the answer with the client's. Sending and comparing cost about as much CPU as answering,
- * so they run here, at the lowest priority (mirror.ts starts it), and the event loop that answers
- * clients only hands copies over and counts.
+ * compares the answer with the client's. Sending and comparing cost CPU on the machine that answers
+ * clients, so they run here, at the lowest priority (mirror.ts starts it), on an HTTP client of their
+ * own (wire.ts), and the event loop that answers clients only hands copies over and counts.
  */
 
 /** Where the copies go, as plain data (it crosses to the copier process). */
@@ -63,16 +62,14 @@ export class Copier {
   private readonly waiting: CopyJob[] = [];
   private active = 0;
   private readonly origin: URL;
-  private readonly client: typeof http | typeof https;
-  private readonly agent: http.Agent;
+  private readonly wire: Wire;
 
   constructor(
     private readonly target: CopyTarget,
     private readonly done: (result: CopyResult) => void,
   ) {
     this.origin = new URL(target.origin);
-    this.client = this.origin.protocol === 'https:' ? https : http;
-    this.agent = new this.client.Agent({ keepAlive: true, maxSockets: target.concurrency });
+    this.wire = new Wire(this.origin);
   }
 
   take(job: CopyJob): void {
@@ -97,36 +94,20 @@ export class Copier {
   }
 
   /** One copy, answered within the time-out (its answer) or not (why); never rejects. */
-  private send(job: CopyJob): Promise<SentAnswer | string> {
-    const url = this.origin;
-    const headers = [...job.headers, 'X-Request-Id', job.requestId];
-    // Framed by length always (node would chunk a bodiless PUT, and a host may answer that differently).
-    if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) headers.push('Content-Length', String(job.body?.length ?? 0));
-    if (!this.target.keepHost) headers.push('Host', url.host);
-    const path = this.target.prefix + job.url.slice(this.target.strip);
-    return new Promise((resolve) => {
-      const fail = (error: Error) => resolve(error.message);
-      const request = this.client.request(
-        { hostname: url.hostname, port: url.port, method: job.method, path, headers, agent: this.agent, setHost: false },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', fail);
-          res.on('end', () => {
-            clearTimeout(timer);
-            const h: Record<string, string | undefined> = {};
-            for (const k of ANSWER_HEADERS) h[k] = res.headers[k] as string | undefined;
-            resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks), encoding: res.headers['content-encoding'] });
-          });
-        },
-      );
-      const timer = setTimeout(() => request.destroy(new Error(`no answer within ${this.target.timeoutMs} ms`)), this.target.timeoutMs);
-      request.on('error', (e) => {
-        clearTimeout(timer);
-        fail(e);
-      });
-      request.end(job.body ?? undefined);
-    });
+  private async send(job: CopyJob): Promise<SentAnswer | string> {
+    // Header names and values as node's parser gave them: one byte per character (latin1), sent back so.
+    let head = `${job.method} ${this.target.prefix + job.url.slice(this.target.strip)} HTTP/1.1\r\n`;
+    for (let i = 0; i < job.headers.length; i += 2) head += `${job.headers[i]}: ${job.headers[i + 1]}\r\n`;
+    head += `X-Request-Id: ${job.requestId}\r\n`;
+    // Framed by length always: a POST or PUT without a body says so (Content-Length: 0).
+    if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) head += `Content-Length: ${job.body?.length ?? 0}\r\n`;
+    if (!this.target.keepHost) head += `Host: ${this.origin.host}\r\n`;
+    const bytes = Buffer.from(`${head}\r\n`, 'latin1');
+    const answer = await this.wire.exchange(job.method, job.body === null ? bytes : Buffer.concat([bytes, job.body]), this.target.timeoutMs);
+    if (typeof answer === 'string') return answer;
+    const headers: SentAnswer['headers'] = {};
+    for (const k of ANSWER_HEADERS) headers[k] = answer.headers[k];
+    return { status: answer.status, headers, body: answer.body, encoding: answer.headers['content-encoding'] };
   }
 }
 

@@ -1,0 +1,184 @@
+import net from 'node:net';
+import { AnswerReader, MAX_ANSWER_BYTES, Wire, type WireAnswer } from '../src/shadow/wire';
+
+/** The copier's HTTP client (src/shadow/wire.ts): answers framed every way HTTP/1.1 frames them, however the bytes arrive. */
+
+/** Feeds `raw` to a reader `size` bytes at a time; the answer, and whether it came before the last byte. */
+function read(raw: string | Buffer, size: number, method = 'GET'): { answer: WireAnswer | null; early: boolean; reader: AnswerReader } {
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw, 'latin1');
+  const reader = new AnswerReader(method);
+  for (let i = 0; i < bytes.length; i += size) {
+    const answer = reader.push(bytes.subarray(i, i + size));
+    if (answer !== null) return { answer, early: i + size < bytes.length, reader };
+  }
+  return { answer: reader.end(), early: false, reader };
+}
+
+const SIZES = [1, 2, 3, 7, 64, 100000];
+
+describe('AnswerReader', () => {
+  test.each(SIZES)('an answer framed by Content-Length, %i bytes at a time', (size) => {
+    const { answer, early, reader } = read('HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 12\r\n\r\n<a>hello</a>', size);
+    expect(answer).toEqual({ status: 200, headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': '12' }, body: Buffer.from('<a>hello</a>') });
+    expect(early).toBe(false);
+    expect(reader.keepAlive).toBe(true);
+  });
+
+  test.each(SIZES)('a chunked answer with extensions and trailers, %i bytes at a time', (size) => {
+    const raw = 'HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1\r\n \r\n0005\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n';
+    const { answer, reader } = read(raw, size);
+    expect(answer?.status).toBe(500);
+    expect(answer?.body.toString()).toBe('hello world');
+    expect(answer?.headers['transfer-encoding']).toBe('chunked');
+    expect(reader.keepAlive).toBe(true);
+  });
+
+  test.each(SIZES)('a chunked answer without trailers ends at its last chunk, %i bytes at a time', (size) => {
+    expect(read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n', size).answer?.body.toString()).toBe('abc');
+  });
+
+  test('an answer framed by the connection ends with it, and the connection is not used again', () => {
+    const reader = new AnswerReader('GET');
+    expect(reader.push(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nsome'))).toBeNull();
+    expect(reader.push(Buffer.from(' text'))).toBeNull();
+    expect(reader.end()?.body.toString()).toBe('some text');
+    expect(reader.keepAlive).toBe(false);
+  });
+
+  test('a connection that ends before the answer does gives no answer', () => {
+    const reader = new AnswerReader('GET');
+    reader.push(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc'));
+    expect(reader.end()).toBeNull();
+    expect(new AnswerReader('GET').end()).toBeNull();
+  });
+
+  test('no body after HEAD, 204 and 304, whatever their Content-Length says', () => {
+    expect(read('HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n', 1000, 'HEAD').answer?.body.length).toBe(0);
+    expect(read('HTTP/1.1 204 No Content\r\n\r\n', 1000).answer?.status).toBe(204);
+    expect(read('HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n', 1000).answer?.body.length).toBe(0);
+  });
+
+  test('an interim 100 Continue is passed over for the answer that follows', () => {
+    const { answer } = read('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok', 5);
+    expect(answer).toMatchObject({ status: 200, body: Buffer.from('ok') });
+  });
+
+  test('repeated headers are joined, as node joins them, except Content-Type and Content-Length (the first)', () => {
+    const { answer } = read('HTTP/1.1 200 OK\r\nCache-Control: private\r\ncache-control: max-age=0\r\nContent-Type: text/xml\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n', 1000);
+    expect(answer?.headers).toEqual({ 'cache-control': 'private, max-age=0', 'content-type': 'text/xml', 'content-length': '0' });
+  });
+
+  test('Connection: close, HTTP/1.0 and bytes beyond the answer each end the connection', () => {
+    expect(read('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', 1000).reader.keepAlive).toBe(false);
+    expect(read('HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n', 1000).reader.keepAlive).toBe(false);
+    expect(read('HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n', 1000).reader.keepAlive).toBe(true);
+    expect(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab', 1000).reader.keepAlive).toBe(false);
+  });
+
+  test.each([
+    ['not HTTP', 'SSH-2.0-OpenSSH\r\n\r\n'],
+    ['a header without a colon', 'HTTP/1.1 200 OK\r\nbroken\r\n\r\n'],
+    ['a bad Content-Length', 'HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n'],
+    ['a Content-Length over the limit', `HTTP/1.1 200 OK\r\nContent-Length: ${MAX_ANSWER_BYTES + 1}\r\n\r\n`],
+    ['a bad chunk size', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+  ])('malformed framing is an error: %s', (_, raw) => {
+    expect(() => new AnswerReader('GET').push(Buffer.from(raw))).toThrow();
+  });
+
+  test('a head that never ends is an error once it is too long to be one', () => {
+    const reader = new AnswerReader('GET');
+    reader.push(Buffer.from('HTTP/1.1 200 OK\r\n'));
+    expect(() => reader.push(Buffer.alloc(70000, 'a'))).toThrow(/too large/);
+  });
+});
+
+describe('Wire', () => {
+  /** A host answering each request with `answer(requestText)` (null: say nothing), counting its connections. */
+  async function host(answer: (request: string) => string | null): Promise<{ url: URL; connections: () => number; requests: string[]; close: () => Promise<void> }> {
+    let connections = 0;
+    const requests: string[] = [];
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      let got = '';
+      socket.on('data', (d) => {
+        got += d.toString('latin1');
+        const end = got.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end))?.[1] ?? 0);
+        if (got.length < end + 4 + length) return;
+        const request = got.slice(0, end + 4 + length);
+        got = got.slice(end + 4 + length);
+        requests.push(request);
+        const reply = answer(request);
+        if (reply === null) return;
+        socket.write(reply, 'latin1');
+        if (/connection: close/i.test(reply)) socket.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    return {
+      url: new URL(`http://127.0.0.1:${port}`),
+      connections: () => connections,
+      requests,
+      close: () => new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+    };
+  }
+
+  const get = (path: string) => Buffer.from(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+
+  test('answers come back in full, one connection carrying request after request', async () => {
+    const h = await host((r) => `HTTP/1.1 200 OK\r\nContent-Length: ${r.split(' ')[1].length}\r\n\r\n${r.split(' ')[1]}`);
+    const wire = new Wire(h.url);
+    try {
+      for (const path of ['/a', '/bb', '/ccc']) expect(((await wire.exchange('GET', get(path), 2000)) as WireAnswer).body.toString()).toBe(path);
+      expect(h.connections()).toBe(1);
+      // The request went out byte for byte, a body after its head.
+      const body = Buffer.from('<x>é</x>', 'utf8');
+      await wire.exchange('POST', Buffer.concat([Buffer.from(`POST /p HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n`), body]), 2000);
+      expect(Buffer.from(h.requests[3], 'latin1').subarray(-body.length)).toEqual(body);
+    } finally {
+      wire.close();
+      await h.close();
+    }
+  });
+
+  test('a connection the host closes is not used again', async () => {
+    const h = await host(() => 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok');
+    const wire = new Wire(h.url);
+    try {
+      for (let i = 0; i < 3; i++) expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).status).toBe(200);
+      expect(h.connections()).toBe(3);
+    } finally {
+      wire.close();
+      await h.close();
+    }
+  });
+
+  test('a body framed by the end of the connection is read to it', async () => {
+    const h = await host(() => 'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end');
+    const wire = new Wire(h.url);
+    try {
+      expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).body.toString()).toBe('until the end');
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a host that says nothing is given up on at the time-out; one that refuses, at once', async () => {
+    const h = await host(() => null);
+    const wire = new Wire(h.url);
+    try {
+      expect(await wire.exchange('GET', get('/'), 200)).toBe('no answer within 200 ms');
+    } finally {
+      await h.close();
+    }
+    expect(await new Wire(h.url).exchange('GET', get('/'), 2000)).toMatch(/ECONNREFUSED/);
+  });
+});
