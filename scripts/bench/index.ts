@@ -8,6 +8,7 @@
  *   npm run bench -- --quick             three workloads, one round of 2 s, SQLite with one worker
  *   npm run bench -- --rounds 5 --seconds 5 --only token-soap11,school500-get --out DIR
  *   npm run bench -- --shadow-only       only shadowing's cost to clients (issue 11), on the three quick workloads
+ *   npm run bench -- --shadow-aa         the same with shadowing off in both twins: the comparison's own noise
  *
  * Only the ratios within one run mean anything: on a shared 2-core machine the ceiling itself moves
  * by a factor of two from run to run.
@@ -28,6 +29,8 @@ import { runMain } from '../run-main';
 interface Options {
   quick: boolean;
   shadowOnly: boolean;
+  /** Shadowing off in the twin too (A/A): what the comparison shows when there is nothing to find. */
+  shadowAa: boolean;
   rounds: number;
   seconds: number;
   connections: number;
@@ -36,7 +39,7 @@ interface Options {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, shadowOnly: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
+  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
   for (let i = 0; i < argv.length; i++) {
     const value = () => argv[++i] ?? '';
     switch (argv[i]) {
@@ -54,6 +57,9 @@ function parseArgs(argv: readonly string[]): Options {
         break;
       case '--shadow-only':
         o.shadowOnly = true;
+        break;
+      case '--shadow-aa':
+        Object.assign(o, { shadowOnly: true, shadowAa: true });
         break;
       case '--only':
         o.only = value().split(',');
@@ -159,22 +165,24 @@ export async function main(argv: readonly string[]): Promise<number> {
       const legacy = await startNode('stand-in legacy host', 'scripts/bench/ceiling.js', [answersFile], { PORT: String(await freePort()) }, [], true);
       started.push(legacy);
       const onAdmin = await freePort();
-      const shadowEnv = { SHADOW_URL: `http://127.0.0.1:${legacy.port}/`, SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
+      const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
       const on = await startNode('shadowing', 'src/main.js', [], { ...variants[0].store.env, ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv });
       started.push(on);
       if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
       shadowRows = await measureShadow({ off: first, on, onAdmin }, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
+      if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');
       printShadow(shadowRows);
     }
 
-    const verdicts = [...checkTargets(workloads, rows, variants[0]?.label ?? ''), ...checkShadow(shadowRows)];
+    const verdicts = [...checkTargets(workloads, rows, variants[0]?.label ?? ''), ...checkShadow(shadowRows, o.shadowAa)];
     for (const v of verdicts) process.stdout.write(`${v.ok ? 'PASS' : 'MISS'}  ${v.target}: ${v.measured}\n`);
     fs.mkdirSync(o.out, { recursive: true });
     const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, ...o };
     const failed = rows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
     if (o.shadowOnly) {
-      fs.writeFileSync(path.join(o.out, 'shadow.json'), `${JSON.stringify({ meta, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
-      process.stdout.write(`wrote ${path.join(o.out, 'shadow.json')}\n`);
+      const file = path.join(o.out, o.shadowAa ? 'shadow-aa.json' : 'shadow.json');
+      fs.writeFileSync(file, `${JSON.stringify({ meta, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
+      process.stdout.write(`wrote ${file}\n`);
       return failed ? 1 : 0;
     }
     fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
