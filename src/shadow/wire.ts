@@ -33,8 +33,8 @@ export class AnswerReader {
   private got: Buffer = Buffer.alloc(0);
   private status = 0;
   private headers: Record<string, string> = {};
-  /** -1: the head is still coming; else where the body starts in `got`. */
-  private bodyAt = -1;
+  /** Whether the head has been read (`got` then holds what came of the body). */
+  private inBody = false;
   private framing: 'none' | 'length' | 'chunked' | 'close' = 'none';
   private length = 0;
   private chunks: Buffer[] = [];
@@ -46,8 +46,8 @@ export class AnswerReader {
 
   push(chunk: Buffer): WireAnswer | null {
     this.got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
-    if (this.got.length - Math.max(this.bodyAt, 0) > MAX_ANSWER_BYTES + 65536) throw new Error('answer too large');
-    while (this.bodyAt === -1) {
+    if (this.got.length > MAX_ANSWER_BYTES + 65536) throw new Error('answer too large');
+    while (!this.inBody) {
       const end = this.got.indexOf(HEAD_END);
       if (end === -1) {
         if (this.got.length > 65536) throw new Error('answer head too large');
@@ -57,13 +57,13 @@ export class AnswerReader {
       this.got = this.got.subarray(end + 4);
       // An interim answer (100 Continue): the real one follows.
       if (this.status >= 100 && this.status < 200 && this.status !== 101) continue;
-      this.bodyAt = 0;
+      this.inBody = true;
     }
     return this.body();
   }
 
   end(): WireAnswer | null {
-    return this.bodyAt !== -1 && this.framing === 'close' ? this.answer(this.got) : null;
+    return this.inBody && this.framing === 'close' ? this.answer(this.got) : null;
   }
 
   private readHead(text: string): void {
