@@ -68,8 +68,8 @@ async function start(env: Record<string, string> = {}, data?: string): Promise<R
 let logs = 0;
 const logFile = () => path.join(tmp, `differences-${++logs}.jsonl`);
 /**
- * The log's whole lines. The log is written asynchronously, a long line in several writes: what
- * follows the last newline is a line still being written (seen: a 500-student line cut at 128 KiB).
+ * The log's whole lines. The log is written asynchronously, and a reader can see a long line half
+ * written (seen: a 500-student line cut at 128 KiB): what follows the last newline is not a line yet.
  */
 const readLog = (file: string): DifferenceLine[] =>
   fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l) as DifferenceLine) : [];
