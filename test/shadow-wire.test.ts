@@ -93,8 +93,17 @@ describe('AnswerReader', () => {
 });
 
 describe('Wire', () => {
-  /** A host answering each request with `answer(requestText)` (null: say nothing), counting its connections. */
-  async function host(answer: (request: string) => string | null): Promise<{ url: URL; connections: () => number; requests: string[]; close: () => Promise<void> }> {
+  interface Host {
+    url: URL;
+    connections: () => number;
+    requests: string[];
+  }
+
+  /**
+   * Runs `use` with a Wire to a host answering each request with `answer(requestText)` (null: say
+   * nothing) and counting its connections; the host is gone afterwards, its connections with it.
+   */
+  async function withHost(answer: (request: string) => string | null, use: (wire: Wire, h: Host) => Promise<void>): Promise<URL> {
     let connections = 0;
     const requests: string[] = [];
     const sockets = new Set<net.Socket>();
@@ -119,66 +128,52 @@ describe('Wire', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
-    return {
-      url: new URL(`http://127.0.0.1:${port}`),
-      connections: () => connections,
-      requests,
-      close: () => new Promise((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-    };
+    const url = new URL(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+    try {
+      await use(new Wire(url), { url, connections: () => connections, requests });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    return url;
   }
 
   const get = (path: string) => Buffer.from(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
 
   test('answers come back in full, one connection carrying request after request', async () => {
-    const h = await host((r) => `HTTP/1.1 200 OK\r\nContent-Length: ${r.split(' ')[1].length}\r\n\r\n${r.split(' ')[1]}`);
-    const wire = new Wire(h.url);
-    try {
+    const echo = (r: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${r.split(' ')[1].length}\r\n\r\n${r.split(' ')[1]}`;
+    await withHost(echo, async (wire, h) => {
       for (const path of ['/a', '/bb', '/ccc']) expect(((await wire.exchange('GET', get(path), 2000)) as WireAnswer).body.toString()).toBe(path);
       expect(h.connections()).toBe(1);
       // The request went out byte for byte, a body after its head.
       const body = Buffer.from('<x>é</x>', 'utf8');
       await wire.exchange('POST', Buffer.concat([Buffer.from(`POST /p HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n`), body]), 2000);
       expect(Buffer.from(h.requests[3], 'latin1').subarray(-body.length)).toEqual(body);
-    } finally {
-      wire.close();
-      await h.close();
-    }
+    });
   });
 
   test('a connection the host closes is not used again', async () => {
-    const h = await host(() => 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok');
-    const wire = new Wire(h.url);
-    try {
-      for (let i = 0; i < 3; i++) expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).status).toBe(200);
-      expect(h.connections()).toBe(3);
-    } finally {
-      wire.close();
-      await h.close();
-    }
+    await withHost(
+      () => 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok',
+      async (wire, h) => {
+        for (let i = 0; i < 3; i++) expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).status).toBe(200);
+        expect(h.connections()).toBe(3);
+      },
+    );
   });
 
   test('a body framed by the end of the connection is read to it', async () => {
-    const h = await host(() => 'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end');
-    const wire = new Wire(h.url);
-    try {
-      expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).body.toString()).toBe('until the end');
-    } finally {
-      await h.close();
-    }
+    await withHost(
+      () => 'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end',
+      async (wire) => expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).body.toString()).toBe('until the end'),
+    );
   });
 
   test('a host that says nothing is given up on at the time-out; one that refuses, at once', async () => {
-    const h = await host(() => null);
-    const wire = new Wire(h.url);
-    try {
-      expect(await wire.exchange('GET', get('/'), 200)).toBe('no answer within 200 ms');
-    } finally {
-      await h.close();
-    }
-    expect(await new Wire(h.url).exchange('GET', get('/'), 2000)).toMatch(/ECONNREFUSED/);
+    const url = await withHost(
+      () => null,
+      async (wire) => expect(await wire.exchange('GET', get('/'), 200)).toBe('no answer within 200 ms'),
+    );
+    expect(await new Wire(url).exchange('GET', get('/'), 2000)).toMatch(/ECONNREFUSED/);
   });
 });

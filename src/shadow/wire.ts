@@ -20,6 +20,7 @@ export interface WireAnswer {
 /** An answer larger than this is not read to the end: a copy is for comparing, and a hostile host must not cost more. */
 export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
+const EMPTY = Buffer.alloc(0);
 const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
 const SINGLE = new Set(['content-type', 'content-length']);
@@ -30,23 +31,25 @@ const SINGLE = new Set(['content-type', 'content-length']);
  * Malformed framing throws.
  */
 export class AnswerReader {
-  private got: Buffer = Buffer.alloc(0);
+  /** Bytes read and not yet taken apart: the head as it comes, then the chunks' framing. */
+  private got: Buffer = EMPTY;
   private status = 0;
   private headers: Record<string, string> = {};
-  /** Whether the head has been read (`got` then holds what came of the body). */
+  /** Whether the head has been read. */
   private inBody = false;
   private framing: 'none' | 'length' | 'chunked' | 'close' = 'none';
   private length = 0;
-  private chunks: Buffer[] = [];
-  private chunkedSize = 0;
+  /** The body's bytes as they came (a chunked body's data only), joined once at the end. */
+  private parts: Buffer[] = [];
+  private size = 0;
   /** Whether the connection may carry another request once this answer is read. */
   keepAlive = false;
 
   constructor(private readonly method: string) {}
 
   push(chunk: Buffer): WireAnswer | null {
+    if (this.inBody) return this.body(chunk);
     this.got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
-    if (this.got.length > MAX_ANSWER_BYTES + 65536) throw new Error('answer too large');
     while (!this.inBody) {
       const end = this.got.indexOf(HEAD_END);
       if (end === -1) {
@@ -59,11 +62,13 @@ export class AnswerReader {
       if (this.status >= 100 && this.status < 200 && this.status !== 101) continue;
       this.inBody = true;
     }
-    return this.body();
+    const rest = this.got;
+    this.got = EMPTY;
+    return this.body(rest);
   }
 
   end(): WireAnswer | null {
-    return this.inBody && this.framing === 'close' ? this.answer(this.got) : null;
+    return this.inBody && this.framing === 'close' ? this.answer(Buffer.concat(this.parts, this.size)) : null;
   }
 
   private readHead(text: string): void {
@@ -92,24 +97,22 @@ export class AnswerReader {
     this.keepAlive = this.framing !== 'close' && (m[1] === '1' ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection));
   }
 
-  private body(): WireAnswer | null {
-    switch (this.framing) {
-      case 'none':
-        return this.answer(Buffer.alloc(0));
-      case 'length':
-        if (this.got.length < this.length) return null;
-        // Bytes beyond the answer: the connection's framing is lost, it is not used again.
-        if (this.got.length > this.length) this.keepAlive = false;
-        return this.answer(this.got.subarray(0, this.length));
-      case 'close':
-        return null;
-      case 'chunked':
-        return this.chunked();
-    }
+  private body(chunk: Buffer): WireAnswer | null {
+    if (this.framing === 'none') return this.answer(EMPTY);
+    if (this.framing === 'chunked') return this.chunked(chunk);
+    this.parts.push(chunk);
+    this.size += chunk.length;
+    if (this.size > MAX_ANSWER_BYTES) throw new Error('answer too large');
+    if (this.framing === 'close' || this.size < this.length) return null;
+    // Bytes beyond the answer: the connection's framing is lost, it is not used again.
+    if (this.size > this.length) this.keepAlive = false;
+    return this.answer(Buffer.concat(this.parts, this.size).subarray(0, this.length));
   }
 
   /** Chunks as they come: each "size CRLF data CRLF", then a last of size 0 and its trailers up to an empty line. */
-  private chunked(): WireAnswer | null {
+  private chunked(chunk: Buffer): WireAnswer | null {
+    this.got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
+    if (this.got.length > MAX_ANSWER_BYTES + 65536) throw new Error('answer too large');
     for (;;) {
       const lineEnd = this.got.indexOf(CRLF);
       if (lineEnd === -1) return null;
@@ -119,13 +122,13 @@ export class AnswerReader {
         // Trailers (usually none) end with an empty line.
         const trailersEnd = this.got.indexOf(CRLF, lineEnd + 2) === lineEnd + 2 ? lineEnd + 4 : this.got.indexOf(HEAD_END, lineEnd) + 4;
         if (trailersEnd < 4 || trailersEnd > this.got.length) return null;
-        return this.answer(Buffer.concat(this.chunks, this.chunkedSize));
+        return this.answer(Buffer.concat(this.parts, this.size));
       }
       const dataEnd = lineEnd + 2 + size;
       if (this.got.length < dataEnd + 2) return null;
-      this.chunkedSize += size;
-      if (this.chunkedSize > MAX_ANSWER_BYTES) throw new Error('answer too large');
-      this.chunks.push(this.got.subarray(lineEnd + 2, dataEnd));
+      this.size += size;
+      if (this.size > MAX_ANSWER_BYTES) throw new Error('answer too large');
+      this.parts.push(this.got.subarray(lineEnd + 2, dataEnd));
       this.got = this.got.subarray(dataEnd + 2);
     }
   }
@@ -174,10 +177,6 @@ export class Wire {
       socket.on('data', onData).on('end', onEnd).on('close', onEnd).on('error', onError);
       socket.write(request);
     });
-  }
-
-  close(): void {
-    for (const socket of this.idle.splice(0)) socket.destroy();
   }
 
   private connect(): net.Socket {
