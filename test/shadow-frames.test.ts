@@ -68,3 +68,16 @@ test('a buffer given back is written into afresh: later batches are not mixed wi
   }
   expect(w.empty).toBe(true);
 });
+
+test('a batch starts as large as the last one grew, so that large answers are not copied again and again while it grows', () => {
+  const w = new FrameWriter(256);
+  const big = { ...jobs[0], primary: { ...jobs[0].primary, body: Buffer.alloc(10_000, 0x41) } };
+  for (let n = 0; n < 3; n++) w.job(big);
+  const first = w.take();
+  w.job(big);
+  const second = w.take();
+  // Grown from 256 bytes, one job would have stopped at 16 KiB; it was written into memory as large as the three took.
+  expect(first.buffer.byteLength).toBeGreaterThanOrEqual(30_000);
+  expect(second.buffer.byteLength).toBe(first.buffer.byteLength);
+  expect(new FrameReader().read(Buffer.from(second))).toEqual([expected(big)]);
+});

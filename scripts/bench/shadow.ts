@@ -43,6 +43,8 @@ export interface Side {
   p99: number;
   /** The p99 of every answer in every round. */
   pooledP99: number;
+  /** Each round's p99, in the order run: whether the rounds scatter or the two services differ throughout. */
+  roundP99s: number[];
   errors: number;
 }
 
@@ -73,6 +75,7 @@ function side(ms: Array<Measured | Paced>): Side {
     p50: median(ms.map((m) => m.p50)),
     p99: median(ms.map((m) => m.p99)),
     pooledP99: all.length > 0 ? percentile(all, 0.99) : median(ms.map((m) => m.p99)),
+    roundP99s: ms.map((m) => Math.round(m.p99 * 1000) / 1000),
     errors: ms.reduce((n, m) => n + m.errors, 0),
   };
 }
