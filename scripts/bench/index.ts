@@ -166,7 +166,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       started.push(legacy);
       const onAdmin = await freePort();
       const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
-      const on = await startNode('shadowing', 'src/main.js', [], { ...variants[0].store.env, ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv }, SERVICE_NODE_ARGS);
+      const on = await startNode('shadowing', 'src/main.js', [], { ...variants[0].store.separate(), ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv }, SERVICE_NODE_ARGS);
       started.push(on);
       if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
       shadowRows = await measureShadow({ off: first, on, onAdmin }, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
