@@ -36,8 +36,8 @@ export async function freePort(): Promise<number> {
 
 /**
  * The V8 options the service is deployed with: those of `npm start` in package.json (the systemd unit
- * and IIS's web.config give the same). Measured without them, the service ran with a young generation
- * eight times larger than it is deployed with, and the collector's pauses fell differently on its p99.
+ * and IIS's web.config give the same). Without them the bench measured a service with a young
+ * generation up to eight times larger than the one deployed.
  */
 export const SERVICE_NODE_ARGS: readonly string[] = (() => {
   // The project's root: above dist/ when built, distRoot itself when run from the sources.
