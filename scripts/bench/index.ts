@@ -20,7 +20,7 @@ import { renderChart } from './chart';
 import { recordAnswer, type RecordedAnswer } from './ceiling';
 import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured, median } from './load';
-import { canIdle, freePort, SERVICE_NODE_ARGS, type Started, startNode, stop, watchRss } from './processes';
+import { canIdle, freePort, type Started, startNode, startService, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
 import { checkShadow, measureShadow, printShadow, type ShadowRow } from './shadow';
 import { QUICK, WORKLOADS } from './workloads';
@@ -107,7 +107,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     for (const v of variants) {
       // As deployed: request logs at info (to a pipe that is read and dropped), metrics on, no admin listener to keep ports few.
       const env = { ...v.store.env, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };
-      const p = await startNode(v.label, 'src/main.js', [], env, SERVICE_NODE_ARGS);
+      const p = await startService(v.label, env);
       started.push(p);
       targets.push({ label: v.label, kind: 'service', process: p, variant: v });
     }
@@ -166,7 +166,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       started.push(legacy);
       const onAdmin = await freePort();
       const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
-      const on = await startNode('shadowing', 'src/main.js', [], { ...variants[0].store.separate(), ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv }, SERVICE_NODE_ARGS);
+      const on = await startService('shadowing', { ...variants[0].store.separate(), ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv });
       started.push(on);
       if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
       shadowRows = await measureShadow({ off: first, on, onAdmin }, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);

@@ -39,13 +39,18 @@ export async function freePort(): Promise<number> {
  * and IIS's web.config give the same). Without them the bench measured a service with a young
  * generation up to eight times larger than the one deployed.
  */
-export const SERVICE_NODE_ARGS: readonly string[] = (() => {
+const SERVICE_NODE_ARGS: readonly string[] = (() => {
   // The project's root: above dist/ when built, distRoot itself when run from the sources.
   const root = fs.existsSync(path.join(distRoot, 'package.json')) ? distRoot : path.dirname(distRoot);
   const start: string = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
   const words = start.split(/\s+/);
   return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/main.js'));
 })();
+
+/** Starts the service (or a script that loads it) as it is deployed: with SERVICE_NODE_ARGS, then `nodeArgs`. */
+export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = [], script = 'src/main.js'): Promise<Started> {
+  return startNode(name, script, [], env, [...SERVICE_NODE_ARGS, ...nodeArgs]);
+}
 
 /** A stand-in for a host of its own starts at the lowest priority, as the service's shadow copier does; whether that is SCHED_IDLE here. */
 const idlePrefix = lowestPriority();

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sqliteStore, writeCsv } from './data';
 import { drive } from './load';
-import { freePort, SERVICE_NODE_ARGS, startNode, stop } from './processes';
+import { freePort, startService, stop } from './processes';
 import { WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
 
@@ -67,7 +67,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-profile-'));
   const store = await sqliteStore(dir, writeCsv(dir));
   const env = { ...store.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };
-  const service = await startNode('service', 'src/main.js', [], env, [...SERVICE_NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const service = await startService('service', env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   try {
     await drive(service.port, [w.request], null, { connections: 16, seconds: 1 });
     const m = await drive(service.port, [w.request], null, { connections: 16, seconds: Number(seconds) });

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sqliteStore, writeCsv } from './data';
 import { drive } from './load';
-import { freePort, SERVICE_NODE_ARGS, type Started, startNode, stop } from './processes';
+import { freePort, type Started, startService, stop } from './processes';
 import { type BenchRequest, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
 
@@ -44,7 +44,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-soak-'));
   const store = await sqliteStore(dir, writeCsv(dir));
   const env = { ...store.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };
-  const service = await startNode('service', 'scripts/bench/gc-probe.js', [], env, [...SERVICE_NODE_ARGS, '--expose-gc']);
+  const service = await startService('service', env, ['--expose-gc'], 'scripts/bench/gc-probe.js');
   const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MB`;
   try {
     const max = await drive(service.port, MIX, null, { connections: 16, seconds: 10 });

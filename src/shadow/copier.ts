@@ -61,15 +61,17 @@ export type CopyResult =
 export class Copier {
   private readonly waiting: CopyJob[] = [];
   private active = 0;
-  private readonly origin: URL;
   private readonly wire: Wire;
+  /** The Host line every copy ends its head with: the target's own, unless the client's is kept. */
+  private readonly hostLine: string;
 
   constructor(
     private readonly target: CopyTarget,
     private readonly done: (result: CopyResult) => void,
   ) {
-    this.origin = new URL(target.origin);
-    this.wire = new Wire(this.origin);
+    const origin = new URL(target.origin);
+    this.wire = new Wire(origin);
+    this.hostLine = target.keepHost ? '' : `Host: ${origin.host}\r\n`;
   }
 
   take(job: CopyJob): void {
@@ -101,8 +103,7 @@ export class Copier {
     head += `X-Request-Id: ${job.requestId}\r\n`;
     // Framed by length always: a POST or PUT without a body says so (Content-Length: 0).
     if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) head += `Content-Length: ${job.body?.length ?? 0}\r\n`;
-    if (!this.target.keepHost) head += `Host: ${this.origin.host}\r\n`;
-    const bytes = Buffer.from(`${head}\r\n`, 'latin1');
+    const bytes = Buffer.from(`${head}${this.hostLine}\r\n`, 'latin1');
     const answer = await this.wire.exchange(job.method, job.body === null ? bytes : Buffer.concat([bytes, job.body]), this.target.timeoutMs);
     if (typeof answer === 'string') return answer;
     const headers: SentAnswer['headers'] = {};

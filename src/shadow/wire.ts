@@ -20,6 +20,9 @@ export interface WireAnswer {
 /** An answer larger than this is not read to the end: a copy is for comparing, and a hostile host must not cost more. */
 export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
+/** An answer's head (status line and headers) larger than this is refused; a chunked body may carry as much framing beside its data. */
+const MAX_HEAD_BYTES = 64 * 1024;
+
 const EMPTY = Buffer.alloc(0);
 const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -53,7 +56,7 @@ export class AnswerReader {
     while (!this.inBody) {
       const end = this.got.indexOf(HEAD_END);
       if (end === -1) {
-        if (this.got.length > 65536) throw new Error('answer head too large');
+        if (this.got.length > MAX_HEAD_BYTES) throw new Error('answer head too large');
         return null;
       }
       this.readHead(this.got.toString('latin1', 0, end));
@@ -112,7 +115,7 @@ export class AnswerReader {
   /** Chunks as they come: each "size CRLF data CRLF", then a last of size 0 and its trailers up to an empty line. */
   private chunked(chunk: Buffer): WireAnswer | null {
     this.got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
-    if (this.got.length > MAX_ANSWER_BYTES + 65536) throw new Error('answer too large');
+    if (this.got.length > MAX_ANSWER_BYTES + MAX_HEAD_BYTES) throw new Error('answer too large');
     for (;;) {
       const lineEnd = this.got.indexOf(CRLF);
       if (lineEnd === -1) return null;
