@@ -22,7 +22,7 @@ import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured, median } from './load';
 import { canIdle, freePort, type Started, startNode, startService, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
-import { checkShadow, measureShadow, printShadow, type ShadowRow } from './shadow';
+import { checkShadow, measureShadow, printShadow, type ShadowRow, type Twins } from './shadow';
 import { QUICK, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
 
@@ -158,18 +158,33 @@ export async function main(argv: readonly string[]): Promise<number> {
       printTable(w, rows.filter((r) => r.workload === w.id));
     }
 
-    // Shadowing on beside the first variant (off), copying to a stand-in legacy host at idle priority.
+    // Twins of the first variant, shadowing off and on, the copies going to a stand-in legacy host at idle priority.
     const shadowed = workloads.filter((w) => QUICK.includes(w.id));
     let shadowRows: ShadowRow[] = [];
     if (shadowed.length > 0) {
-      const legacy = await startNode('stand-in legacy host', 'scripts/bench/ceiling.js', [answersFile], { PORT: String(await freePort()) }, [], true);
+      const legacy = await startNode('stand-in legacy host', 'scripts/bench/stand-in.js', [answersFile], { PORT: String(await freePort()) }, [], true);
       started.push(legacy);
-      const onAdmin = await freePort();
-      const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
-      const on = await startService('shadowing', { ...variants[0].store.separate(), ...variants[0].env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv });
-      started.push(on);
       if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
-      shadowRows = await measureShadow({ off: first, on, onAdmin }, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
+      // Nothing else of the bench's runs meanwhile: the services measured above idle with timers and collectors of their own.
+      for (const t of targets) await stop(t.process);
+      const v = variants[0];
+      const startTwins = async (onFirst: boolean) => {
+        const onAdmin = await freePort();
+        const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
+        const start = {
+          // As the variant was measured above; the shadowing twin on its own copy of the data (data.ts).
+          off: async () => startService('shadowing off', { ...v.store.env, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' }),
+          on: async () => startService('shadowing', { ...v.store.separate(), ...v.env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv }),
+        };
+        const earlier = await (onFirst ? start.on : start.off)();
+        const later = await (onFirst ? start.off : start.on)();
+        return onFirst ? { on: earlier, off: later, onAdmin } : { off: earlier, on: later, onAdmin };
+      };
+      const stopTwins = async (t: Twins) => {
+        await stop(t.off);
+        await stop(t.on);
+      };
+      shadowRows = await measureShadow(startTwins, stopTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
       if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');
       printShadow(shadowRows);
     }
