@@ -22,7 +22,7 @@ import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured, median } from './load';
 import { canIdle, freePort, type Started, startNode, startService, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
-import { checkShadow, measureShadow, printShadow, type ShadowRow, type Twins } from './shadow';
+import { checkShadow, measureShadow, printShadow, type ShadowRow, type StartTwins } from './shadow';
 import { QUICK, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
 
@@ -168,7 +168,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Nothing else of the bench's runs meanwhile: the services measured above idle with timers and collectors of their own.
       for (const t of targets) await stop(t.process);
       const v = variants[0];
-      const startTwins = async (onFirst: boolean) => {
+      const startTwins: StartTwins = async (onFirst) => {
         const onAdmin = await freePort();
         const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
         const start = {
@@ -180,11 +180,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         const later = await (onFirst ? start.off : start.on)();
         return onFirst ? { on: earlier, off: later, onAdmin } : { off: earlier, on: later, onAdmin };
       };
-      const stopTwins = async (t: Twins) => {
-        await stop(t.off);
-        await stop(t.on);
-      };
-      shadowRows = await measureShadow(startTwins, stopTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
+      shadowRows = await measureShadow(startTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
       if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');
       printShadow(shadowRows);
     }

@@ -19,7 +19,7 @@
  */
 import { drive, type LoadOptions, type Measured, median, percentile } from './load';
 import { pace, type Paced } from './paced';
-import type { Started } from './processes';
+import { type Started, stop } from './processes';
 import type { Workload } from './workloads';
 
 export interface ShadowLevel {
@@ -75,9 +75,9 @@ export interface Twins {
 /**
  * Fresh twins for each block of rounds at the verdict load, started in turn off first and on first.
  * Within one pair, twins with shadowing off in both (A/A) differed throughout a run: one measured 15%
- * more CPU per round than its identical twin in every round of one run, and the twin started second
- * measured the higher p99 in 11 of 12 such runs. Rounds within one pair cannot average out what
- * belongs to the pair; several pairs, started in both orders, can.
+ * more CPU per round than its identical twin in every round of one run, and with this order of rounds
+ * the twin started second measured the higher p99 in 11 of 12 such runs. Rounds within one pair
+ * cannot average out what belongs to the pair; several pairs, started in both orders, can.
  */
 export type StartTwins = (onFirst: boolean) => Promise<Twins>;
 const VERDICT_BLOCKS = 4;
@@ -132,7 +132,6 @@ async function alone<T>(p: Started, other: Started, measure: () => Promise<T>): 
 
 export async function measureShadow(
   startTwins: StartTwins,
-  stopTwins: (t: Twins) => Promise<void>,
   workloads: readonly Workload[],
   statuses: readonly number[],
   o: LoadOptions & { rounds: number },
@@ -169,7 +168,8 @@ export async function measureShadow(
           for (const [k, v] of Object.entries(minus(await settledCounts(t.onAdmin), before))) f.copies[k] = (f.copies[k] ?? 0) + v;
         }
       } finally {
-        await stopTwins(t);
+        await stop(t.off);
+        await stop(t.on);
       }
     }
     for (const [load, f] of found) {
