@@ -103,11 +103,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       (o.quick || o.shadowOnly ? [1] : [1, 2]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
     );
 
+    // As deployed: request logs at info (to a file), metrics on, no admin listener to keep ports few.
+    const serviceEnv = async (v: Variant, storeEnv = v.store.env) => ({ ...storeEnv, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' });
     const targets: Target[] = [];
     for (const v of variants) {
-      // As deployed: request logs at info (to a pipe that is read and dropped), metrics on, no admin listener to keep ports few.
-      const env = { ...v.store.env, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };
-      const p = await startService(v.label, env);
+      const p = await startService(v.label, await serviceEnv(v));
       started.push(p);
       targets.push({ label: v.label, kind: 'service', process: p, variant: v });
     }
@@ -171,14 +171,15 @@ export async function main(argv: readonly string[]): Promise<number> {
       const startTwins: StartTwins = async (onFirst) => {
         const onAdmin = await freePort();
         const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
-        const start = {
-          // As the variant was measured above; the shadowing twin on its own copy of the data (data.ts).
-          off: async () => startService('shadowing off', { ...v.store.env, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' }),
-          on: async () => startService('shadowing', { ...v.store.separate(), ...v.env, PORT: String(await freePort()), LOG_LEVEL: 'info', ...shadowEnv }),
-        };
-        const earlier = await (onFirst ? start.on : start.off)();
-        const later = await (onFirst ? start.off : start.on)();
-        return onFirst ? { on: earlier, off: later, onAdmin } : { off: earlier, on: later, onAdmin };
+        // As the variant was measured above; the shadowing twin on its own copy of the data (data.ts).
+        const startOff = async () => startService('shadowing off', await serviceEnv(v));
+        const startOn = async () => startService('shadowing', { ...(await serviceEnv(v, v.store.separate())), ...shadowEnv });
+        if (onFirst) {
+          const on = await startOn();
+          return { on, off: await startOff(), onAdmin };
+        }
+        const off = await startOff();
+        return { off, on: await startOn(), onAdmin };
       };
       shadowRows = await measureShadow(startTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
       if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');

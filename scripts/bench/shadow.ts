@@ -130,17 +130,32 @@ async function alone<T>(p: Started, other: Started, measure: () => Promise<T>): 
   }
 }
 
-export async function measureShadow(
-  startTwins: StartTwins,
-  workloads: readonly Workload[],
-  statuses: readonly number[],
-  o: LoadOptions & { rounds: number },
-): Promise<ShadowRow[]> {
+/** What one load has gathered so far, over the pairs it ran on. */
+interface Gathered {
+  off: Array<Measured | Paced>;
+  on: Array<Measured | Paced>;
+  copies: Record<string, number>;
+}
+
+/**
+ * One load's rounds on one pair, added to what it gathered on the pairs before: off then on, on then
+ * off, counted across pairs, so that a drift in the machine's speed weighs on both alike.
+ */
+async function addRounds(t: Twins, rounds: number, g: Gathered, run: (p: Started) => Promise<Measured | Paced>): Promise<void> {
+  const before = await settledCounts(t.onAdmin);
+  for (let round = 0; round < rounds; round++) {
+    for (const p of g.off.length % 2 === 0 ? [t.off, t.on] : [t.on, t.off]) (p === t.on ? g.on : g.off).push(await run(p));
+  }
+  for (const [k, v] of Object.entries(minus(await settledCounts(t.onAdmin), before))) g.copies[k] = (g.copies[k] ?? 0) + v;
+}
+
+export async function measureShadow(startTwins: StartTwins, workloads: readonly Workload[], statuses: readonly number[], o: LoadOptions & { rounds: number }): Promise<ShadowRow[]> {
   const rows: ShadowRow[] = [];
   for (const [i, w] of workloads.entries()) {
-    type Found = { rate: number | null; off: Array<Measured | Paced>; on: Array<Measured | Paced>; copies: Record<string, number>; rounds: number };
-    const found = new Map<ShadowLevel['load'], Found>();
+    const gathered = new Map<ShadowLevel['load'], Gathered>();
+    // The most the first pair answers without shadowing sets the paced rates.
     let max = 0;
+    const rateOf = (load: ShadowLevel['load']) => (load === 'saturated' ? null : Math.round(load * max));
     for (let block = 0; block < VERDICT_BLOCKS; block++) {
       const t = await startTwins(block % 2 === 1);
       try {
@@ -148,7 +163,7 @@ export async function measureShadow(
         const saturate = (p: Started, seconds = o.seconds) => alone(p, otherOf(p), () => drive(p.port, [w.request], statuses[i], { ...o, seconds }));
         // Both warmed alike, as long: a service driven longer before it is measured has more of its code
         // optimised and its young generation grown, and measured 10 to 15% faster at the p99 than its
-        // twin with the same settings. The most the first pair answers without shadowing sets the paced rates.
+        // twin with the same settings.
         await saturate(t.off, 1);
         await saturate(t.on, 1);
         const most = await saturate(t.off);
@@ -156,25 +171,19 @@ export async function measureShadow(
         if (block === 0) max = most.rps;
         // The verdict load in every block; the others, shown only, in the last.
         for (const level of shadowLevels(o.rounds).slice(0, block === VERDICT_BLOCKS - 1 ? undefined : 1)) {
-          const rate = level.load === 'saturated' ? null : Math.round(level.load * max);
-          const f = found.get(level.load) ?? { rate, off: [], on: [], copies: {}, rounds: 0 };
-          found.set(level.load, f);
-          const run = (p: Started) => (rate === null ? saturate(p) : alone(p, otherOf(p), () => pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64 })));
-          const before = await settledCounts(t.onAdmin);
-          // Off then on, on then off, counted across blocks: a drift in the machine's speed weighs on both alike.
-          for (let round = 0; round < level.rounds; round++, f.rounds++) {
-            for (const p of f.rounds % 2 === 0 ? [t.off, t.on] : [t.on, t.off]) (p === t.on ? f.on : f.off).push(await run(p));
-          }
-          for (const [k, v] of Object.entries(minus(await settledCounts(t.onAdmin), before))) f.copies[k] = (f.copies[k] ?? 0) + v;
+          const rate = rateOf(level.load);
+          const g = gathered.get(level.load) ?? { off: [], on: [], copies: {} };
+          gathered.set(level.load, g);
+          await addRounds(t, level.rounds, g, (p) => (rate === null ? saturate(p) : alone(p, otherOf(p), () => pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64 }))));
         }
       } finally {
         await stop(t.off);
         await stop(t.on);
       }
     }
-    for (const [load, f] of found) {
-      const requests = f.on.reduce((n, m) => n + ('samples' in m ? m.samples.length : Math.round(m.rps * o.seconds)), 0);
-      rows.push({ workload: w.id, title: w.title, load, rate: f.rate, off: side(f.off), on: side(f.on), copies: f.copies, requests });
+    for (const [load, g] of gathered) {
+      const requests = g.on.reduce((n, m) => n + ('samples' in m ? m.samples.length : Math.round(m.rps * o.seconds)), 0);
+      rows.push({ workload: w.id, title: w.title, load, rate: rateOf(load), off: side(g.off), on: side(g.on), copies: g.copies, requests });
     }
   }
   return rows;
