@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
 import { whenUnlocked } from './busy';
-import { MIGRATIONS, migrate } from './migrations';
+import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
 import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
@@ -46,7 +46,10 @@ export class SqliteStore implements Store {
   /** The file opened (device and inode), or null for a database without one. */
   private readonly file: string | null;
 
-  constructor(readonly location: string) {
+  constructor(
+    readonly location: string,
+    options: OpenOptions = {},
+  ) {
     // ':memory:' and '' (a private temporary database) have no directory to create.
     if (location !== ':memory:' && location !== '') mkdirSync(dirname(location), { recursive: true });
     this.db = new Database(location, { timeout: OPEN_BUSY_TIMEOUT_MS });
@@ -56,7 +59,7 @@ export class SqliteStore implements Store {
       // FULL, not the usual NORMAL for WAL: an accepted AuthCode must survive a power cut, since the
       // caller was already told it succeeded. The other writes are rare imports, so the cost is small.
       this.db.pragma('synchronous = FULL');
-      migrate(this.db);
+      migrate(this.db, options.migrate ?? true);
       this.db.pragma('busy_timeout = 0');
       this.selectStudents = this.db.prepare(QUERIES.studentsOf);
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
@@ -114,8 +117,10 @@ export class SqliteStore implements Store {
     // An open handle keeps answering from a file that was deleted or replaced; the next start would
     // not find it, so the store at this path is not the one being served.
     if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
-    const version = await whenUnlocked(() => this.db.pragma('user_version', { simple: true }));
-    if (version !== MIGRATIONS.length) throw new Error(`schema version ${String(version)}, expected ${MIGRATIONS.length}`);
+    // A newer schema whose migrations since this program's are all additive keeps it ready (a rolling deploy).
+    const { version, oldest } = await whenUnlocked(() => schemaState(this.db));
+    const problem = schemaProblem(version, oldest, MIGRATIONS.length);
+    if (problem !== null) throw new Error(problem);
   }
 
   async counts(): Promise<RowCounts> {
@@ -136,7 +141,7 @@ function fileIdentity(path: string): string | null {
   }
 }
 
-/** Opens (creating if needed) the database at `path` and brings its schema up to date. */
-export function openSqliteStore(path: string): SqliteStore {
-  return new SqliteStore(path);
+/** Opens (creating if needed) the database at `path` and brings its schema up to date (see OpenOptions). */
+export function openSqliteStore(path: string, options: OpenOptions = {}): SqliteStore {
+  return new SqliteStore(path, options);
 }
