@@ -47,7 +47,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   const store = await openStoreOrExit(config, { migrate: role !== 'worker' });
   watchStore(store);
   const sms = createSms(config.sms, store);
-  sms.dispatcher.start();
+  sms.start();
   const shadow = createShadow(config);
   const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
   const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));

@@ -10,7 +10,7 @@ async function run(): Promise<void> {
   const config = loadConfig(process.env);
   const store = await openStore(config);
   const sms = createSms(config.sms, store);
-  sms.dispatcher.start();
+  sms.start();
   // A real service is kept alive by its listener; the dispatcher's own timers do not hold a process.
   const alive = setInterval(() => undefined, 1 << 30);
   process.on('SIGTERM', () => {

@@ -80,7 +80,7 @@ export function smsServices(): SmsWorld {
       const store = await openStore(config);
       const sms = createSms(config.sms, store);
       opened.push({ sms, store });
-      if (start) sms.dispatcher.start();
+      if (start) sms.start();
       return { app: await createApp(config, store, { intake: sms.intake }), store, sms, config };
     },
   };
