@@ -3,6 +3,7 @@ import type net from 'node:net';
 import { createApp } from '../app';
 import type { Config } from '../config';
 import { createShadow, type Shadow } from '../shadow';
+import type { OpenOptions } from '../store/migrations';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
 import { createSms, type Sms } from '../sms';
@@ -16,9 +17,9 @@ import { type ToPrimary, type ToWorker } from './cluster-messages';
 import { startLine } from './start-line';
 
 /** Opens the configured store, or ends the process with one line naming the setting. */
-export async function openStoreOrExit(config: Config): Promise<Store> {
+export async function openStoreOrExit(config: Config, options: OpenOptions = {}): Promise<Store> {
   try {
-    return await openStore(config);
+    return await openStore(config, options);
   } catch (e) {
     if (!(e instanceof StoreOpenError)) throw e;
     process.stderr.write(`error: ${e.message}\n`);
@@ -42,7 +43,8 @@ export async function readinessOf(store: Store): Promise<Readiness> {
  * Either way SIGTERM or SIGINT stops it gracefully, and a second signal ends it at once.
  */
 export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
-  const store = await openStoreOrExit(config);
+  // A worker's primary migrated before forking it: workers only check the schema, and never wait for its lock.
+  const store = await openStoreOrExit(config, { migrate: role !== 'worker' });
   watchStore(store);
   const sms = createSms(config.sms, store);
   sms.dispatcher.start();
