@@ -167,6 +167,9 @@ describe('request id', () => {
       await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('second', `code=${CODE}1&phone=${encodeURIComponent('+9647701234568')}`));
       await s.waitFor((l) => /^SMS /.test(l.msg) && l !== sent);
       expect(s.lines.filter((l) => /^SMS /.test(l.msg)).map((l) => l.reqId)).toEqual([undefined, undefined]);
+      // While a request is served, its lines do carry its id.
+      await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('refused', `code=${CODE}&phone=12`));
+      expect(await s.waitFor((l) => l.msg === 'AuthCode request not sent')).toMatchObject({ reqId: 'refused' });
     } finally {
       await gateway.close();
     }
