@@ -81,15 +81,16 @@ async function waitUntilServing(port: number, child: ChildProcess): Promise<void
 
 /** The built service on a free port over a fresh SQLite file holding the demo data. */
 async function ownService(): Promise<{ port: number; child: ChildProcess; logFile: string; stop: () => void }> {
-  const root = path.join(__dirname, '..', '..');
+  // The build this script runs from (.dev-build/ under npm run fuzz), never dist/ by name.
+  const build = path.join(__dirname, '..');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fuzz-'));
   const port = await freePort();
   const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', SQLITE_PATH: path.join(dir, 'fuzz.db'), REQUEST_TIMEOUT_MS: '1000' };
-  execFileSync(process.execPath, [path.join(root, 'dist', 'scripts', 'import.js'), '--demo'], { env, stdio: 'ignore' });
+  execFileSync(process.execPath, [path.join(build, 'scripts', 'import.js'), '--demo'], { env, stdio: 'ignore' });
   // The service's log is kept beside its database, to show why it died if it does.
   const logFile = path.join(os.tmpdir(), `fuzz-service-${port}.log`);
   const log = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [path.join(build, 'src', 'main.js')], { env, stdio: ['ignore', log, log] });
   await waitUntilServing(port, child);
   return {
     port,

@@ -1,12 +1,14 @@
 /**
  * Loads students and device tokens from CSV into the configured store (SQLite, or PostgreSQL when
- * DATABASE_URL is set), streaming the files in one transaction: all or nothing.
+ * DATABASE_URL is set), streaming the files. Bad input writes nothing. PostgreSQL merges in one
+ * transaction; SQLite in short batches so the service's writers never wait long for the file's lock,
+ * so a storage failure there may leave part merged: the command then says to run it again.
  *
  *   npm run import -- --students students.csv --devices devices.csv   (either or both)
  *   npm run import -- --students students.csv --replace               (the file is the whole truth for its schools)
  *   npm run import -- --demo                                          (the sample set in demo/)
  *
- * Exit codes: 0 imported, 1 bad input, storage or configuration problem (nothing written), 2 usage.
+ * Exit codes: 0 imported, 1 bad input, storage or configuration problem, 2 usage.
  * Runs the same from source (tsx scripts/import.ts) and compiled (node dist/scripts/import.js).
  */
 import { statSync } from 'node:fs';
@@ -14,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../src/config';
 import { projectRoot } from '../src/paths';
-import { fileSource, ImportError, importFiles, type ImportSource } from '../src/store/import';
+import { fileSource, ImportError, importFiles, type ImportSource, ImportStoppedError } from '../src/store/import';
 import { openStore, storeLocation, StoreOpenError } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { runMain } from './run-main';
@@ -258,6 +260,8 @@ export async function main(argv: readonly string[], io: ImportIo = processIo()):
       for (const line of err.errors) io.err(line);
       if (err.total > err.errors.length) io.err(`... ${plural(err.total, 'error', 'errors')} in all`);
       io.err('nothing was written');
+    } else if (err instanceof ImportStoppedError) {
+      io.err(`error: import into ${storeLocation(config)}: ${err.message}`);
     } else {
       io.err(`error: import into ${storeLocation(config)} failed, nothing was written: ${(err as Error).message}`);
     }

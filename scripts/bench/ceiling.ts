@@ -3,7 +3,7 @@
  * gave for it (status line, headers in order, body), recorded once from the service. What it
  * measures is the cost of HTTP itself on this machine, which no server can beat.
  *
- *   node dist/scripts/bench/ceiling.js ANSWERS.json     (PORT from the environment)
+ *   node .dev-build/scripts/bench/ceiling.js ANSWERS.json     (PORT from the environment)
  */
 import fs from 'node:fs';
 import http from 'node:http';

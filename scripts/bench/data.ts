@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { STUDENT_COLUMNS } from '../../src/store/import';
-import { distRoot } from './processes';
+import { buildRoot } from './processes';
 import { benchDevices, benchStudents } from './workloads';
 
 /** The store each service variant reads: SQLite in a scratch file, PostgreSQL in a scratch schema dropped at the end. */
@@ -36,7 +36,7 @@ export function writeCsv(dir: string): { students: string; devices: string } {
 
 /** Loads the data set with the project's own import command, into the store `env` names. */
 async function importInto(env: Record<string, string>, files: { students: string; devices: string }): Promise<void> {
-  await promisify(execFile)(process.execPath, [path.join(distRoot, 'scripts/import.js'), '--students', files.students, '--devices', files.devices], {
+  await promisify(execFile)(process.execPath, [path.join(buildRoot, 'scripts/import.js'), '--students', files.students, '--devices', files.devices], {
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
   });
 }

@@ -3,7 +3,7 @@
  * the same data set and no ASMX fidelity work at all. The benchmark's yardstick for "what node-soap
  * alone costs".
  *
- *   node dist/scripts/bench/node-soap-baseline.js      (PORT from the environment)
+ *   node .dev-build/scripts/bench/node-soap-baseline.js      (PORT from the environment)
  */
 import express from 'express';
 import * as soap from 'soap';

@@ -8,7 +8,7 @@ import { lowestPriority } from '../../src/ops/priority';
 
 /** The processes the benchmark starts: each a separate node process, so that none shares a core's event loop with the load generator. */
 
-export const distRoot = path.resolve(__dirname, '..', '..');
+export const buildRoot = path.resolve(__dirname, '..', '..');
 
 export interface Started {
   name: string;
@@ -40,8 +40,8 @@ export async function freePort(): Promise<number> {
  * generation up to eight times larger than the one deployed.
  */
 const SERVICE_NODE_ARGS: readonly string[] = (() => {
-  // The project's root: above dist/ when built, distRoot itself when run from the sources.
-  const root = fs.existsSync(path.join(distRoot, 'package.json')) ? distRoot : path.dirname(distRoot);
+  // The project's root: above the build (.dev-build/) when built, buildRoot itself when run from the sources.
+  const root = fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot);
   const start: string = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
   const words = start.split(/\s+/);
   return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/main.js'));
@@ -66,7 +66,7 @@ export async function startNode(name: string, script: string, args: readonly str
   // waiting on this process (busy driving the load) to read a pipe.
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-log-')), `${name.replace(/\W+/g, '-')}.log`);
   const log = fs.openSync(logFile, 'w');
-  const command = [process.execPath, ...nodeArgs, path.join(distRoot, script), ...args];
+  const command = [process.execPath, ...nodeArgs, path.join(buildRoot, script), ...args];
   if (idle) command.unshift(...idlePrefix);
   const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env },

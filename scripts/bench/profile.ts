@@ -27,7 +27,7 @@ interface CpuProfile {
 function partOf(url: string, fn: string): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
-  const own = /dist\/(src\/[^/]+(?:\/[^/.]+)?)/.exec(url);
+  const own = /(?:dist|\.dev-build)\/(src\/[^/]+(?:\/[^/.]+)?)/.exec(url);
   if (own) return own[1].replace(/\/[^/]*$/, (m) => (own[1].split('/').length > 2 ? m : ''));
   if (url.startsWith('node:')) return url.replace(/^node:(internal\/)?/, 'node:').split('/')[0];
   // Frames without a script: V8 builtins and node's C++ (the syscalls: writev, read).
@@ -43,7 +43,7 @@ export function summarise(profile: CpuProfile, top = 20): string {
   const selfByPart = new Map<string, number>();
   for (const id of profile.samples) {
     const leaf = byId.get(id)!;
-    const name = `${leaf.callFrame.functionName || '(anonymous)'} ${leaf.callFrame.url.replace(/^.*node_modules\//, '').replace(/^.*dist\//, '')}:${leaf.callFrame.lineNumber + 1}`;
+    const name = `${leaf.callFrame.functionName || '(anonymous)'} ${leaf.callFrame.url.replace(/^.*node_modules\//, '').replace(/^.*(?:dist|\.dev-build)\//, '')}:${leaf.callFrame.lineNumber + 1}`;
     self.set(name, (self.get(name) ?? 0) + 1);
     const own = partOf(leaf.callFrame.url, leaf.callFrame.functionName);
     selfByPart.set(own, (selfByPart.get(own) ?? 0) + 1);

@@ -9,7 +9,7 @@
  * 17 µs of CPU a copy on a 2-core machine, this 9 µs: the one CPU cost in the comparison that a
  * deployment does not have.
  *
- *   node dist/scripts/bench/stand-in.js ANSWERS.json     (PORT from the environment)
+ *   node .dev-build/scripts/bench/stand-in.js ANSWERS.json     (PORT from the environment)
  */
 import fs from 'node:fs';
 import net from 'node:net';

@@ -1,4 +1,5 @@
 import client from 'prom-client';
+import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
 import type { Exchange } from './exchange';
 
@@ -34,6 +35,13 @@ const storeErrors = new client.Counter({
   help: 'Operations that failed unexpectedly (the store or beneath it) and got the generic server fault',
   labelNames: ['endpoint', 'operation'] as const,
 });
+
+const lockWaits = new client.Counter({
+  name: 'asmx_store_lock_waits_total',
+  help: "SQLite statements that met another connection's lock: waited (then ran) or gave_up (failed after the limit)",
+  labelNames: ['outcome'] as const,
+});
+onLockWait((outcome) => lockWaits.inc({ outcome }));
 
 let poolSource: Store | null = null;
 new client.Gauge({

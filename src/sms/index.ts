@@ -14,7 +14,11 @@ export interface Sms {
   intake: SmsIntake;
   dispatcher: Dispatcher;
   limiter: Limiter;
-  /** Stops the dispatcher (sends in flight finish) and disconnects Redis. */
+  /**
+   * Stops the dispatcher (dispatcher.stop(): sends in flight finish, unsent claims are released) and
+   * disconnects Redis. Idempotent. A stopping process may call dispatcher.stop() first, as soon as it
+   * drains, so that it claims nothing more while its requests finish.
+   */
   close(): Promise<void>;
 }
 
@@ -24,13 +28,15 @@ export function createSms(config: SmsConfig, store: Store): Sms {
   // Only the HTTP gateways wait on the network; the log gateway's send is immediate.
   const dispatcher = new Dispatcher(store.outbox, gateway, { ...config, sendTimeoutMs: config.gateway === 'log' ? 0 : config.http.timeoutMs });
   const intake = new SmsIntake(config, store, limiter, () => outsideRequest(() => dispatcher.wake()));
+  let closed: Promise<void> | null = null;
   return {
     intake,
     dispatcher,
     limiter,
-    close: async () => {
-      await dispatcher.stop();
-      await limiter.close();
-    },
+    close: () =>
+      (closed ??= (async () => {
+        await dispatcher.stop();
+        await limiter.close();
+      })()),
   };
 }

@@ -40,6 +40,19 @@ export class ImportError extends Error {
   }
 }
 
+/**
+ * The store failed while merging: part of the files may be in the tables (SQLite merges in
+ * batches). Every step of a merge is an upsert or a delete by key, so running the same import
+ * again completes it.
+ */
+export class ImportStoppedError extends Error {
+  override name = 'ImportStoppedError';
+
+  constructor(readonly reason: string) {
+    super(`the import stopped part way (${reason}); run the same import again: it is safe to repeat and completes it`);
+  }
+}
+
 interface Found {
   file: number;
   line: number;

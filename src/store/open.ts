@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import { SchemaVersionError } from './migrations';
+import { type OpenOptions, SchemaVersionError } from './migrations';
 import { PostgresStore, redactUrl } from './postgres';
 import { openSqliteStore } from './sqlite';
 import type { Store } from './store';
@@ -16,8 +16,11 @@ export function storeLocation(config: StoreConfig): string {
   return config.databaseUrl === null ? config.sqlitePath : redactUrl(config.databaseUrl);
 }
 
-/** The configured store, migrated: PostgreSQL when DATABASE_URL is set, else the SQLite file. */
-export async function openStore(config: StoreConfig): Promise<Store> {
+/**
+ * The configured store, migrated (or with `migrate: false` only checked, as a cluster worker opens
+ * it): PostgreSQL when DATABASE_URL is set, else the SQLite file.
+ */
+export async function openStore(config: StoreConfig, options: OpenOptions = {}): Promise<Store> {
   if (config.databaseUrl !== null) {
     const where = `DATABASE_URL (${storeLocation(config)})`;
     try {
@@ -25,13 +28,13 @@ export async function openStore(config: StoreConfig): Promise<Store> {
         url: config.databaseUrl,
         poolSize: config.databasePoolSize,
         statementTimeoutMs: config.databaseStatementTimeoutMs,
-      });
+      }, options);
     } catch (err) {
       throw new StoreOpenError(`${where}: ${postgresProblem(err)}`);
     }
   }
   try {
-    return openSqliteStore(config.sqlitePath);
+    return openSqliteStore(config.sqlitePath, options);
   } catch (err) {
     throw new StoreOpenError(`SQLITE_PATH (${config.sqlitePath}): ${sqliteProblem(err)}`);
   }

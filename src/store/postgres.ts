@@ -4,7 +4,7 @@ import { Client, type ClientConfig, Pool, type QueryConfig } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { log } from '../log';
 import type { StudentInfo } from '../services/types';
-import { migratePostgres, PG_MIGRATIONS } from './migrations';
+import { migratePostgres, type OpenOptions, PG_MIGRATIONS, pgSchemaState, schemaProblem } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
 import { SqlOutbox } from './outbox';
 import type { ImportSession, OutboxEntry, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
@@ -73,7 +73,7 @@ export class PostgresStore implements Store {
     );
   }
 
-  static async open(options: PostgresOptions): Promise<PostgresStore> {
+  static async open(options: PostgresOptions, openOptions: OpenOptions = {}): Promise<PostgresStore> {
     const timeout = options.statementTimeoutMs;
     const pool = new Pool({
       ...connection(options.url),
@@ -89,7 +89,7 @@ export class PostgresStore implements Store {
     try {
       const client = await pool.connect();
       try {
-        await migratePostgres(client);
+        await migratePostgres(client, openOptions.migrate ?? true);
       } finally {
         client.release();
       }
@@ -183,9 +183,9 @@ export class PostgresStore implements Store {
   }
 
   async ping(): Promise<void> {
-    const { rows } = await this.pool.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_version');
-    const version = rows[0]?.version ?? 0;
-    if (version !== PG_MIGRATIONS.length) throw new Error(`schema version ${version}, expected ${PG_MIGRATIONS.length}`);
+    const { version, oldest } = await pgSchemaState(this.pool);
+    const problem = schemaProblem(version, oldest, PG_MIGRATIONS.length);
+    if (problem !== null) throw new Error(problem);
   }
 
   async counts(): Promise<RowCounts> {

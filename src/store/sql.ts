@@ -37,8 +37,37 @@ export interface ImportConnection {
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Appends rows (values in STAGING column order) to a staging table in as few round trips as the driver allows. */
   insertMany(table: StagingTable, rows: readonly unknown[][]): Promise<void>;
+  /**
+   * Moves the checked staging rows into the tables; without it, `mergeAtOnce` inside the one import
+   * transaction. SQLite merges in short batches instead (sqlite-import.ts).
+   */
+  merge?(conn: ImportConnection, replace: boolean): Promise<ImportCounts>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
+}
+
+/** With `replace`, the students of the file's schools that the file does not list. */
+export const ABSENT_STUDENTS = `FROM students WHERE school_base_url IN (SELECT school_base_url FROM import_students)
+  AND NOT EXISTS (SELECT 1 FROM import_students i
+    WHERE i.school_base_url = students.school_base_url AND i.id_student = students.id_student)`;
+
+/** The whole merge as three statements, for a store whose transaction may hold its locks that long (PostgreSQL). */
+async function mergeAtOnce(conn: ImportConnection, replace: boolean): Promise<ImportCounts> {
+  const removed = replace ? await conn.run(`DELETE ${ABSENT_STUDENTS}`) : 0;
+  // WHERE true: SQLite needs it to tell the upsert clause from a join in INSERT ... SELECT. In key
+  // order (read from the staging index) the table's own B-tree grows at its end, not at random.
+  const students = await conn.run(
+    `INSERT INTO students (school_base_url, id_student, "fullName", id_device, "ShowActive")
+     SELECT school_base_url, id_student, "fullName", id_device, "ShowActive" FROM import_students WHERE true
+     ORDER BY school_base_url, id_student
+     ON CONFLICT (school_base_url, id_student) DO UPDATE SET
+       "fullName" = excluded."fullName", id_device = excluded.id_device, "ShowActive" = excluded."ShowActive"`,
+  );
+  const devices = await conn.run(
+    `INSERT INTO devices (id_device, token) SELECT id_device, token FROM import_devices WHERE true
+     ON CONFLICT (id_device) DO UPDATE SET token = excluded.token`,
+  );
+  return { students, devices, removed };
 }
 
 const DUPLICATES = (table: StagingTable, key: readonly string[]): { rows: string; count: string } => {
@@ -54,9 +83,9 @@ const STUDENT_KEY = ['school_base_url', 'id_student'] as const;
 const DEVICE_KEY = ['id_device'] as const;
 
 /**
- * The import transaction, the same on both stores: stage, check keys, then merge with one
- * INSERT ... SELECT ... ON CONFLICT per table. The key indexes are built after staging, which is
- * cheaper than keeping them up to date row by row.
+ * An import, the same on both stores: stage, check keys, then merge (INSERT ... SELECT ... ON
+ * CONFLICT per table: at once on PostgreSQL, in batches on SQLite). The key indexes are built after
+ * staging, which is cheaper than keeping them up to date row by row.
  */
 export class SqlImportSession implements ImportSession {
   private indexed = false;
@@ -65,7 +94,7 @@ export class SqlImportSession implements ImportSession {
 
   static async begin(conn: ImportConnection): Promise<SqlImportSession> {
     try {
-      // Temporary tables live in the transaction: dropped at commit, undone by a rollback.
+      // Temporary tables are private to the import's connection and go with it (or with a rollback).
       for (const table of Object.keys(STAGING) as StagingTable[]) await conn.run(stagingDdl(table));
     } catch (err) {
       await conn.rollback();
@@ -112,30 +141,11 @@ export class SqlImportSession implements ImportSession {
   async commit(replace: boolean): Promise<ImportCounts> {
     try {
       await this.index();
-      const removed = replace
-        ? await this.conn.run(
-            `DELETE FROM students WHERE school_base_url IN (SELECT school_base_url FROM import_students)
-             AND NOT EXISTS (SELECT 1 FROM import_students i
-               WHERE i.school_base_url = students.school_base_url AND i.id_student = students.id_student)`,
-          )
-        : 0;
-      // WHERE true: SQLite needs it to tell the upsert clause from a join in INSERT ... SELECT. In key
-      // order (read from the staging index) the table's own B-tree grows at its end, not at random.
-      const students = await this.conn.run(
-        `INSERT INTO students (school_base_url, id_student, "fullName", id_device, "ShowActive")
-         SELECT school_base_url, id_student, "fullName", id_device, "ShowActive" FROM import_students WHERE true
-         ORDER BY school_base_url, id_student
-         ON CONFLICT (school_base_url, id_student) DO UPDATE SET
-           "fullName" = excluded."fullName", id_device = excluded.id_device, "ShowActive" = excluded."ShowActive"`,
-      );
-      const devices = await this.conn.run(
-        `INSERT INTO devices (id_device, token) SELECT id_device, token FROM import_devices WHERE true
-         ON CONFLICT (id_device) DO UPDATE SET token = excluded.token`,
-      );
+      const counts = await (this.conn.merge ?? mergeAtOnce)(this.conn, replace);
       await this.conn.run('DROP TABLE import_students');
       await this.conn.run('DROP TABLE import_devices');
       await this.conn.commit();
-      return { students, devices, removed };
+      return counts;
     } catch (err) {
       await this.conn.rollback();
       throw err;

@@ -2,17 +2,20 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
-import { MIGRATIONS, migrate } from './migrations';
+import { whenUnlocked } from './busy';
+import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { RosterCache } from './roster-cache';
-import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING, type StagingTable } from './sql';
+import { QUERIES } from './sql';
+import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
 import { SqlOutbox } from './outbox';
 import type { ImportSession, OutboxEntry, RowCounts, SmsOutbox, Store } from './store';
 
 /**
- * How long a writer waits for another process's lock (an import's final merge, another worker's
- * AuthCode) before failing.
+ * How long opening the file may wait for another process's lock (another worker migrating): at
+ * start nothing is served yet, so waiting inside SQLite blocks nobody. Then the timeout is 0 and
+ * every statement waits for locks asynchronously (busy.ts).
  */
-const BUSY_TIMEOUT_MS = 5000;
+const OPEN_BUSY_TIMEOUT_MS = 5000;
 
 /** Students kept in read rosters, all schools together: some tens of MB at most. */
 const CACHED_STUDENTS = 100_000;
@@ -27,7 +30,8 @@ interface OutboxRow {
 /**
  * The embedded backend. better-sqlite3 is synchronous; the methods are async to share the Store
  * interface with PostgreSQL, and a thrown error becomes a rejection. Several processes may open
- * the same file: WAL lets readers run beside the one writer, and the busy timeout queues writers.
+ * the same file: WAL lets readers run beside the one writer, and a statement that meets another
+ * connection's lock is tried again from a timer (whenUnlocked), never waited for in the event loop.
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -42,18 +46,21 @@ export class SqliteStore implements Store {
   /** The file opened (device and inode), or null for a database without one. */
   private readonly file: string | null;
 
-  constructor(readonly location: string) {
+  constructor(
+    readonly location: string,
+    options: OpenOptions = {},
+  ) {
     // ':memory:' and '' (a private temporary database) have no directory to create.
     if (location !== ':memory:' && location !== '') mkdirSync(dirname(location), { recursive: true });
-    this.db = new Database(location);
+    this.db = new Database(location, { timeout: OPEN_BUSY_TIMEOUT_MS });
     this.file = location === ':memory:' || location === '' ? null : fileIdentity(location);
     try {
       this.db.pragma('journal_mode = WAL');
-      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       // FULL, not the usual NORMAL for WAL: an accepted AuthCode must survive a power cut, since the
       // caller was already told it succeeded. The other writes are rare imports, so the cost is small.
       this.db.pragma('synchronous = FULL');
-      migrate(this.db);
+      migrate(this.db, options.migrate ?? true);
+      this.db.pragma('busy_timeout = 0');
       this.selectStudents = this.db.prepare(QUERIES.studentsOf);
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
       this.insertOutbox = this.db.prepare(QUERIES.enqueueAuthCode);
@@ -63,8 +70,8 @@ export class SqliteStore implements Store {
       // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
       this.outbox = new SqlOutbox(
         {
-          run: async (sql, params) => prepared(sql).run(...params).changes,
-          all: async <T>(sql: string, params: readonly unknown[]) => prepared(sql).all(...params) as T[],
+          run: (sql, params) => whenUnlocked(() => prepared(sql).run(...params).changes),
+          all: <T>(sql: string, params: readonly unknown[]) => whenUnlocked(() => prepared(sql).all(...params) as T[]),
         },
         '',
       );
@@ -78,56 +85,31 @@ export class SqliteStore implements Store {
   async studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
     // The legacy compared with SQL semantics: an absent school matches nothing.
     if (schoolBaseUrl === null) return [];
-    return this.rosters.get(this.dataVersion.get()!, schoolBaseUrl, showActive, () => this.selectStudents.all(schoolBaseUrl, showActive));
+    return whenUnlocked(() =>
+      this.rosters.get(this.dataVersion.get()!, schoolBaseUrl, showActive, () => this.selectStudents.all(schoolBaseUrl, showActive)),
+    );
   }
 
   async deviceToken(idDevice: string | null): Promise<string | null> {
     if (idDevice === null) return null;
-    return this.selectToken.get(idDevice)?.token ?? null;
+    return whenUnlocked(() => this.selectToken.get(idDevice)?.token ?? null);
   }
 
   async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
     // An autocommit INSERT under synchronous=FULL is on disk when run() returns.
     const now = new Date().toISOString();
-    this.insertOutbox.run(code, phone, now, now);
+    await whenUnlocked(() => this.insertOutbox.run(code, phone, now, now));
   }
 
   async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {
-    return this.selectPending
-      .all(limit)
-      .map((r) => ({ id: r.id, code: r.code, phone: r.phone, createdAt: r.created_at }));
+    const rows = await whenUnlocked(() => this.selectPending.all(limit));
+    return rows.map((r) => ({ id: r.id, code: r.code, phone: r.phone, createdAt: r.created_at }));
   }
 
-  /**
-   * A deferred transaction: staging goes to the connection's temporary database, so the file's
-   * write lock is taken only for the final merge and the service's readers never wait (WAL).
-   */
-  async beginImport(): Promise<ImportSession> {
-    const db = this.db;
-    const inserts = new Map<StagingTable, Database.Statement>();
-    const conn: ImportConnection = {
-      run: async (sql, params = []) => db.prepare(sql).run(...params).changes,
-      all: async <T>(sql: string, params: readonly unknown[] = []) => db.prepare(sql).all(...params) as T[],
-      insertMany: async (table, rows) => {
-        let insert = inserts.get(table);
-        if (insert === undefined) {
-          const columns = Object.keys(STAGING[table]);
-          insert = db.prepare(`INSERT INTO ${table} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-          inserts.set(table, insert);
-        }
-        for (const row of rows) insert.run(...row);
-      },
-      commit: async () => {
-        db.exec('COMMIT');
-        // data_version does not move for this connection's own commits.
-        this.rosters.clear();
-      },
-      rollback: async () => {
-        if (db.inTransaction) db.exec('ROLLBACK');
-      },
-    };
-    db.exec('BEGIN');
-    return SqlImportSession.begin(conn);
+  /** See sqlite-import.ts: staged beside the file, merged in short batches. `pacing` is for tests. */
+  async beginImport(pacing: MergePacing = MERGE_PACING): Promise<ImportSession> {
+    // data_version does not move for this connection's own commits (a database without a file).
+    return beginSqliteImport(this.file === null ? null : this.location, this.db, () => this.rosters.clear(), pacing);
   }
 
   async ping(): Promise<void> {
@@ -135,12 +117,14 @@ export class SqliteStore implements Store {
     // An open handle keeps answering from a file that was deleted or replaced; the next start would
     // not find it, so the store at this path is not the one being served.
     if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
-    const version = this.db.pragma('user_version', { simple: true });
-    if (version !== MIGRATIONS.length) throw new Error(`schema version ${String(version)}, expected ${MIGRATIONS.length}`);
+    // A newer schema whose migrations since this program's are all additive keeps it ready (a rolling deploy).
+    const { version, oldest } = await whenUnlocked(() => schemaState(this.db));
+    const problem = schemaProblem(version, oldest, MIGRATIONS.length);
+    if (problem !== null) throw new Error(problem);
   }
 
   async counts(): Promise<RowCounts> {
-    return this.db.prepare(QUERIES.counts).get() as RowCounts;
+    return whenUnlocked(() => this.db.prepare(QUERIES.counts).get() as RowCounts);
   }
 
   async close(): Promise<void> {
@@ -157,7 +141,7 @@ function fileIdentity(path: string): string | null {
   }
 }
 
-/** Opens (creating if needed) the database at `path` and brings its schema up to date. */
-export function openSqliteStore(path: string): SqliteStore {
-  return new SqliteStore(path);
+/** Opens (creating if needed) the database at `path` and brings its schema up to date (see OpenOptions). */
+export function openSqliteStore(path: string, options: OpenOptions = {}): SqliteStore {
+  return new SqliteStore(path, options);
 }

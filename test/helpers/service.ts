@@ -43,10 +43,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A fresh directory with a store loaded with the test data set (or empty). */
-export async function storeDir(load = true): Promise<{ dir: string; dbPath: string }> {
+/** A fresh directory with a store loaded with the test data set (or empty, or with `create` false none yet). */
+export async function storeDir(load = true, create = true): Promise<{ dir: string; dbPath: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-ops-'));
   const dbPath = path.join(dir, 'data', 'service.db');
+  if (!create) return { dir, dbPath };
   const store = openSqliteStore(dbPath);
   if (load) {
     const fixture = (name: string) => fileSource(name, path.join(__dirname, '..', 'fixtures', 'data', name));
@@ -62,6 +63,8 @@ export interface StartOptions {
   /** Working directory (default: the store's directory). */
   cwd?: string;
   load?: boolean;
+  /** No database file yet: the service creates it (default false). */
+  fresh?: boolean;
   /** Wait for the start line (default true). */
   waitListening?: boolean;
   /** What to run instead of `node <build>/src/main.js`. */
@@ -69,7 +72,7 @@ export interface StartOptions {
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
-  const { dir, dbPath } = await storeDir(options.load ?? true);
+  const { dir, dbPath } = await storeDir(options.load ?? true, !(options.fresh ?? false));
   const adminPort = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',

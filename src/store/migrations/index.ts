@@ -1,3 +1,3 @@
-export { SchemaVersionError } from './version';
-export { MIGRATIONS, migrate } from './sqlite';
-export { PG_MIGRATIONS, migratePostgres } from './postgres';
+export { type Migration, type OpenOptions, oldestCompatible, schemaProblem, SchemaVersionError } from './version';
+export { MIGRATIONS, migrate, schemaState } from './sqlite';
+export { PG_MIGRATIONS, migratePostgres, pgSchemaState } from './postgres';

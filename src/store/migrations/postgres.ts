@@ -1,13 +1,16 @@
 import type { PoolClient } from 'pg';
-import { SchemaVersionError } from './version';
+import { log } from '../../log';
+import { type Migration, oldestCompatible, schemaProblem, SchemaVersionError } from './version';
 
 /**
  * The PostgreSQL schema, its version kept in schema_version. The same tables as SQLite's, with
  * COLLATE "C" on the text the service compares or sorts: byte order, as SQLite's BINARY, whatever
  * the database's locale, so both stores answer GetStudentSchool in the same order.
  */
-export const PG_MIGRATIONS: readonly string[] = [
-  `
+export const PG_MIGRATIONS: readonly Migration[] = [
+  {
+    additive: false,
+    sql: `
   CREATE TABLE students (
     school_base_url text COLLATE "C" NOT NULL,
     id_student      text COLLATE "C" NOT NULL,
@@ -32,8 +35,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_code_outbox_pending ON auth_code_outbox (id) WHERE delivered_at IS NULL;
   `,
+  },
   // 2: SMS delivery, as SQLite's migration 2.
-  `
+  {
+    additive: false,
+    sql: `
   ALTER TABLE auth_code_outbox
     ADD COLUMN status text NOT NULL DEFAULT 'pending',
     ADD COLUMN attempts integer NOT NULL DEFAULT 0,
@@ -49,27 +55,62 @@ export const PG_MIGRATIONS: readonly string[] = [
   DROP INDEX auth_code_outbox_pending;
   CREATE INDEX auth_code_outbox_due ON auth_code_outbox (status, next_attempt_at);
   `,
+  },
 ];
+
+type Queryable = Pick<PoolClient, 'query'>;
+
+/** The schema's version (0: none) and the oldest program version it accepts (null: not recorded). */
+export async function pgSchemaState(client: Queryable): Promise<{ version: number; oldest: number | null }> {
+  const tables = await client.query<{ versions: boolean; compat: boolean }>(
+    "SELECT to_regclass('schema_version') IS NOT NULL AS versions, to_regclass('schema_compat') IS NOT NULL AS compat",
+  );
+  const { versions, compat } = tables.rows[0]!;
+  const version = versions ? (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v ?? 0 : 0;
+  const oldest = compat ? (await client.query<{ o: number }>('SELECT oldest_version AS o FROM schema_compat')).rows[0]?.o ?? null : null;
+  return { version, oldest };
+}
 
 /**
  * Brings the schema up to date inside one transaction holding an advisory lock keyed on the
  * schema's name, so instances starting at the same moment apply each migration once: the others
  * wait, then find nothing left to do. PostgreSQL's DDL is transactional, so a failure leaves nothing.
+ * With `apply` false (a cluster worker) it only checks that this program can run on the schema.
+ * `list` is for tests playing a newer program.
  */
-export async function migratePostgres(client: PoolClient): Promise<number> {
+export async function migratePostgres(client: Queryable, apply = true, list: readonly Migration[] = PG_MIGRATIONS): Promise<number> {
+  const known = list.length;
+  const target = oldestCompatible(list);
+  if (!apply) {
+    const { version, oldest } = await pgSchemaState(client);
+    const problem = schemaProblem(version, oldest, known);
+    if (problem !== null) throw new SchemaVersionError(problem);
+    return known;
+  }
+  let migrated: number | null = null;
   await client.query('BEGIN');
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('student-info:' || current_schema()))");
     await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
-    const { rows } = await client.query<{ version: number }>('SELECT max(version) AS version FROM schema_version');
-    const from = rows[0]?.version ?? 0;
-    if (from > PG_MIGRATIONS.length) throw new SchemaVersionError(from, PG_MIGRATIONS.length);
-    for (let version = from; version < PG_MIGRATIONS.length; version += 1) {
-      await client.query(PG_MIGRATIONS[version]!);
-      await client.query('INSERT INTO schema_version (version) VALUES ($1)', [version + 1]);
+    const { version: from, oldest } = await pgSchemaState(client);
+    if (from > known) {
+      const problem = schemaProblem(from, oldest, known);
+      if (problem !== null) throw new SchemaVersionError(problem);
+    } else {
+      for (let version = from; version < known; version += 1) {
+        await client.query(list[version]!.sql);
+        await client.query('INSERT INTO schema_version (version) VALUES ($1)', [version + 1]);
+      }
+      if (oldest !== target || from < known) {
+        await client.query('CREATE TABLE IF NOT EXISTS schema_compat (oldest_version integer NOT NULL)');
+        await client.query('DELETE FROM schema_compat');
+        await client.query('INSERT INTO schema_compat (oldest_version) VALUES ($1)', [target]);
+        migrated = from;
+      }
     }
     await client.query('COMMIT');
-    return PG_MIGRATIONS.length;
+    if (migrated !== null) log.info('schema migrated', { from: migrated, to: known, oldestCompatible: target });
+    return known;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;

@@ -1,11 +1,15 @@
 import type Database from 'better-sqlite3';
-import { SchemaVersionError } from './version';
+import { log } from '../../log';
+import { type Migration, oldestCompatible, schemaProblem, SchemaVersionError } from './version';
 
 /**
- * The SQLite schema, its version kept in PRAGMA user_version.
+ * The SQLite schema, its version kept in PRAGMA user_version; the oldest program version that can
+ * still run on it in schema_compat (see version.ts). To change the schema, append an entry.
  */
-export const MIGRATIONS: readonly string[] = [
-  `
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    additive: false,
+    sql: `
   CREATE TABLE students (
     school_base_url TEXT NOT NULL,
     id_student      TEXT NOT NULL,
@@ -32,9 +36,12 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_code_outbox_pending ON auth_code_outbox (id) WHERE delivered_at IS NULL;
   `,
+  },
   // 2: SMS delivery. Times are ISO-8601 UTC text, which sorts as time. Rows queued before delivery
   // existed were never validated and their codes are stale: they are closed as failed, codes erased.
-  `
+  {
+    additive: false,
+    sql: `
   ALTER TABLE auth_code_outbox ADD COLUMN status TEXT NOT NULL DEFAULT 'pending';
   ALTER TABLE auth_code_outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE auth_code_outbox ADD COLUMN next_attempt_at TEXT;
@@ -49,28 +56,49 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX auth_code_outbox_pending;
   CREATE INDEX auth_code_outbox_due ON auth_code_outbox (status, next_attempt_at);
   `,
+  },
 ];
 
-function userVersion(db: Database.Database): number {
-  return db.pragma('user_version', { simple: true }) as number;
+/** The schema's version and the oldest program version it accepts (null: not recorded). */
+export function schemaState(db: Database.Database): { version: number; oldest: number | null } {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  const hasCompat = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_compat'").get() !== undefined;
+  const row = hasCompat ? (db.prepare('SELECT oldest_version AS oldest FROM schema_compat').get() as { oldest: number } | undefined) : undefined;
+  return { version, oldest: row?.oldest ?? null };
 }
 
 /**
- * Brings the schema up to date. The version is read again inside an IMMEDIATE transaction so that
- * the service and the import CLI opening the same file at once do not both apply a migration.
+ * Brings the schema up to date, or with `apply` false only checks that this program can run on it.
+ * A schema already current (or newer and compatible) is only read, so starting never waits for a
+ * writer's lock. Otherwise the version is read again inside an IMMEDIATE transaction so that the
+ * service and the import CLI opening the same file at once do not both apply a migration.
+ * `list` is for tests playing a newer program.
  */
-export function migrate(db: Database.Database): number {
-  const apply = db.transaction((): number => {
-    const from = userVersion(db);
-    if (from > MIGRATIONS.length) {
-      throw new SchemaVersionError(from, MIGRATIONS.length);
+export function migrate(db: Database.Database, apply = true, list: readonly Migration[] = MIGRATIONS): number {
+  const target = oldestCompatible(list);
+  const settled = (state: { version: number; oldest: number | null }): boolean => {
+    if (state.version > list.length) {
+      const problem = schemaProblem(state.version, state.oldest, list.length);
+      if (problem !== null) throw new SchemaVersionError(problem);
+      return true;
     }
-    for (let version = from; version < MIGRATIONS.length; version += 1) {
-      db.exec(MIGRATIONS[version]!);
+    return state.version === list.length && (state.oldest === target || !apply);
+  };
+  if (settled(schemaState(db))) return list.length;
+  if (!apply) throw new SchemaVersionError(schemaProblem(schemaState(db).version, null, list.length)!);
+  const run = db.transaction((): number | null => {
+    const state = schemaState(db);
+    if (settled(state)) return null;
+    for (let version = state.version; version < list.length; version += 1) {
+      db.exec(list[version]!.sql);
       // PRAGMA cannot take a bound parameter; the value is our own loop counter, not input.
       db.pragma(`user_version = ${version + 1}`);
     }
-    return MIGRATIONS.length;
+    db.exec('CREATE TABLE IF NOT EXISTS schema_compat (oldest_version INTEGER NOT NULL); DELETE FROM schema_compat');
+    db.prepare('INSERT INTO schema_compat (oldest_version) VALUES (?)').run(target);
+    return state.version;
   });
-  return apply.immediate();
+  const from = run.immediate();
+  if (from !== null) log.info('schema migrated', { from, to: list.length, oldestCompatible: target });
+  return list.length;
 }
