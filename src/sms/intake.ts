@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { callerKey, canonicalAddress, inRanges } from '../address';
 import type { SmsConfig } from '../config';
 import { log } from '../log';
 import type { Store } from '../store/store';
@@ -44,7 +45,7 @@ export class SmsIntake {
     // refuses does not use up its address's allowance or the global budgets.
     const limits: [kind: string, key: string | null, limit: number, windowMs: number][] = [
       ['phone', hashed(checked.phone), this.config.perPhonePerHour, HOUR],
-      ['address', clientAddress === null ? null : hashed(clientAddress), this.config.perAddressPerHour, HOUR],
+      ['address', this.addressKey(clientAddress), this.config.perAddressPerHour, HOUR],
       ['global', 'all', this.config.globalPerMinute, MINUTE],
       ['global_hour', 'all', this.config.globalPerHour, HOUR],
       ['global_day', 'all', this.config.globalPerDay, DAY],
@@ -78,6 +79,14 @@ export class SmsIntake {
   /** Best effort: a limiter that fails here (Redis gone) costs an allowance, never the request. */
   private async giveBack(taken: (() => Promise<void>)[]): Promise<void> {
     for (const undo of taken) await undo().catch(() => undefined);
+  }
+
+  /** The per-address limit's key: none for an exempt caller, an IPv6 caller by its /64. */
+  private addressKey(clientAddress: string | null): string | null {
+    if (clientAddress === null) return null;
+    const address = canonicalAddress(clientAddress);
+    if (address === null) return hashed(clientAddress);
+    return inRanges(address, this.config.limitExempt) ? null : hashed(callerKey(address));
   }
 
   private refuse(reason: Refusal, phone: string | null, fields: Record<string, string> = {}): void {

@@ -22,6 +22,8 @@ export interface Service {
   dir: string;
   dbPath: string;
   lines: LogLine[];
+  /** Every stderr line as written, JSON or not (for its length). */
+  raw: string[];
   /** Raw stderr lines that are not JSON (the one-line start-up errors). */
   text: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -41,10 +43,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A fresh directory with a store loaded with the test data set (or empty). */
-export async function storeDir(load = true): Promise<{ dir: string; dbPath: string }> {
+/** A fresh directory with a store loaded with the test data set (or empty, or with `create` false none yet). */
+export async function storeDir(load = true, create = true): Promise<{ dir: string; dbPath: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-ops-'));
   const dbPath = path.join(dir, 'data', 'service.db');
+  if (!create) return { dir, dbPath };
   const store = openSqliteStore(dbPath);
   if (load) {
     const fixture = (name: string) => fileSource(name, path.join(__dirname, '..', 'fixtures', 'data', name));
@@ -60,6 +63,8 @@ export interface StartOptions {
   /** Working directory (default: the store's directory). */
   cwd?: string;
   load?: boolean;
+  /** No database file yet: the service creates it (default false). */
+  fresh?: boolean;
   /** Wait for the start line (default true). */
   waitListening?: boolean;
   /** What to run instead of `node <build>/src/main.js`. */
@@ -67,7 +72,7 @@ export interface StartOptions {
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
-  const { dir, dbPath } = await storeDir(options.load ?? true);
+  const { dir, dbPath } = await storeDir(options.load ?? true, !(options.fresh ?? false));
   const adminPort = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -84,6 +89,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const [command, ...args] = options.command ?? [process.execPath, MAIN];
   const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
   const lines: LogLine[] = [];
+  const raw: string[] = [];
   const text: string[] = [];
   const waiters: (() => void)[] = [];
   let buffered = '';
@@ -100,6 +106,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     while ((nl = buffered.indexOf('\n')) >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      raw.push(line);
       try {
         lines.push(JSON.parse(line) as LogLine);
       } catch {
@@ -137,7 +144,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     port = Number(/^listening on [^ ]*:(\d+)/.exec(start.msg)![1]);
     if ((env.ADMIN_PORT ?? '') !== '0') await waitFor((l) => l.msg === 'admin listener');
   }
-  return { proc, port, adminPort, dir, dbPath, lines, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
+  return { proc, port, adminPort, dir, dbPath, lines, raw, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
 }
 
 export interface Reply {
