@@ -1,4 +1,5 @@
 import { loadConfig } from '../../src/config';
+import { setLogLevel } from '../../src/ops/log';
 import { createSms } from '../../src/sms';
 import { openStore } from '../../src/store/open';
 
@@ -8,6 +9,7 @@ import { openStore } from '../../src/store/open';
  */
 async function run(): Promise<void> {
   const config = loadConfig(process.env);
+  setLogLevel(config.logLevel);
   const store = await openStore(config);
   const sms = createSms(config.sms, store);
   sms.start();
