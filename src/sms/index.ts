@@ -4,6 +4,7 @@ import { Dispatcher } from './dispatcher';
 import { createGateway } from './gateways';
 import { SmsIntake } from './intake';
 import { type Limiter, MemoryLimiter, SharedLimiter } from './limits';
+import { outsideRequest } from '../transport/context';
 
 export { Dispatcher } from './dispatcher';
 export { SmsIntake } from './intake';
@@ -26,7 +27,7 @@ export function createSms(config: SmsConfig, store: Store): Sms {
   const gateway = createGateway(config);
   // Only the HTTP gateways wait on the network; the log gateway's send is immediate.
   const dispatcher = new Dispatcher(store.outbox, gateway, { ...config, sendTimeoutMs: config.gateway === 'log' ? 0 : config.http.timeoutMs });
-  const intake = new SmsIntake(config, store, limiter, () => dispatcher.wake());
+  const intake = new SmsIntake(config, store, limiter, () => outsideRequest(() => dispatcher.wake()));
   let closed: Promise<void> | null = null;
   return {
     intake,

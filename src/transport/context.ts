@@ -5,6 +5,8 @@ import { log } from '../log';
 
 /** What an operation may need to know about the request it serves, beyond its arguments. */
 export interface RequestContext {
+  /** The request's id (X-Request-Id), which every log line written while serving it carries. */
+  reqId: string;
   /** The client's IP address: the socket's peer, or behind a trusted proxy the address it saw. */
   clientAddress: string | null;
 }
@@ -15,6 +17,13 @@ const storage = new AsyncLocalStorage<RequestContext>();
 export const withRequestContext = <T>(context: RequestContext, fn: () => T): T => storage.run(context, fn);
 
 export const currentRequest = (): RequestContext | undefined => storage.getStore();
+
+/**
+ * Runs `fn` outside any request: for background work a request only sets going (the SMS dispatcher
+ * woken by an AuthCode), which would otherwise carry that request's context, and its id in the log,
+ * into every timer and callback it makes from then on.
+ */
+export const outsideRequest = <T>(fn: () => T): T => storage.exit(fn);
 
 /**
  * The one rule for who the caller is. Without TRUST_PROXY, the socket's peer. With it, the last

@@ -22,6 +22,8 @@ export interface Service {
   dir: string;
   dbPath: string;
   lines: LogLine[];
+  /** Every stderr line as written, JSON or not (for its length). */
+  raw: string[];
   /** Raw stderr lines that are not JSON (the one-line start-up errors). */
   text: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -87,6 +89,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const [command, ...args] = options.command ?? [process.execPath, MAIN];
   const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
   const lines: LogLine[] = [];
+  const raw: string[] = [];
   const text: string[] = [];
   const waiters: (() => void)[] = [];
   let buffered = '';
@@ -103,6 +106,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     while ((nl = buffered.indexOf('\n')) >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      raw.push(line);
       try {
         lines.push(JSON.parse(line) as LogLine);
       } catch {
@@ -140,7 +144,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     port = Number(/^listening on [^ ]*:(\d+)/.exec(start.msg)![1]);
     if ((env.ADMIN_PORT ?? '') !== '0') await waitFor((l) => l.msg === 'admin listener');
   }
-  return { proc, port, adminPort, dir, dbPath, lines, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
+  return { proc, port, adminPort, dir, dbPath, lines, raw, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
 }
 
 export interface Reply {
