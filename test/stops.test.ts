@@ -14,7 +14,10 @@ import { MAIN, type Service, servicesPerTest, TOKEN_PATH } from './helpers/servi
 
 const service = servicesPerTest();
 const BIG_SCHOOL = 'http://very-large.school.example';
-/** Some 5 MB of XML: more than loopback's socket buffers hold for a reader that has paused. */
+/**
+ * About 8 MB of XML: more than loopback's socket buffers hold for a reader that has paused (here the
+ * sender's grows to 4 MB, a paused receiver's stays at 128 KB), so the answer is still in the service.
+ */
 const BIG_ROSTER = 25_000;
 const ROSTER_PATH = `/NotificationNotes.asmx/GetStudentSchool?school_base_url=${encodeURIComponent(BIG_SCHOOL)}&show_active=1`;
 /** Well past npm's echo window (1 s) and its watcher's period (0.5 s), well within SHUTDOWN_TIMEOUT_MS (10 s). */
@@ -23,7 +26,7 @@ const HOLD_MS = 3000;
 let csv: string;
 beforeAll(() => {
   csv = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stops-')), 'big.csv');
-  const rows = Array.from({ length: BIG_ROSTER }, (_, i) => `${BIG_SCHOOL},S${String(i).padStart(6, '0')},Student number ${i} of a large school,dev-big-${i},1`);
+  const rows = Array.from({ length: BIG_ROSTER }, (_, i) => `${BIG_SCHOOL},S${String(i).padStart(6, '0')},Student number ${i} ${'of a large school '.repeat(10).trim()},dev-big-${i},1`);
   fs.writeFileSync(csv, ['school_base_url,id_student,fullName,id_device,ShowActive', ...rows].join('\n'));
 });
 
@@ -154,6 +157,7 @@ linux.each([
       // The answers begun before the signal could not say so; the others close their connection.
       expect(answers.slice(readers.length).map((a) => a.connectionClose)).toEqual(senders.map(() => true));
       expect(answers.slice(0, readers.length).map((a) => a.body.split('<StudentInfo>').length - 1)).toEqual(readers.map(() => BIG_ROSTER));
+      expect(answers[0]!.body.length).toBeGreaterThan(6_000_000);
       expect(answers.slice(readers.length).every((a) => a.body.includes('fcm:APA91bH-token-1001'))).toBe(true);
       expect(await s.waitFor((l) => l.msg === 'stopped' && l.pid === pid)).toMatchObject({ exitCode: 0 });
       for (let i = 0; i < 100 && alive(pid); i += 1) await sleep(50);
