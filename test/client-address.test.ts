@@ -12,6 +12,7 @@ import { createSms, type Sms } from '../src/sms';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { clientAddress } from '../src/transport/context';
+import { captureLog } from './helpers/sms-gateway';
 
 /**
  * Issue 21, rule 1: who the caller is, behind each proxy the recipes in deploy/ put in front, and
@@ -64,6 +65,20 @@ describe('clientAddress: the one rule, over a real socket', () => {
         })
         .on('error', reject);
     });
+
+  test('with TRUST_PROXY, a request without the header is its peer, and the log says once that the proxy sets none', async () => {
+    trust = true;
+    const log = captureLog();
+    try {
+      expect(await ask({}, '127.0.0.9')).toBe('127.0.0.9');
+      expect(await ask({ 'X-Forwarded-For': 'unknown' }, '127.0.0.9')).toBe('127.0.0.9');
+      expect(log.lines.filter((l) => l.level === 'warn')).toEqual([
+        { level: 'warn', msg: expect.stringContaining('TRUST_PROXY is on but a request came without a readable X-Forwarded-For'), fields: { peer: '127.0.0.9' } },
+      ]);
+    } finally {
+      log.restore();
+    }
+  });
 
   test.each([
     ['nginx appended to what the client sent', '198.51.100.1, 203.0.113.7', '203.0.113.7'],
