@@ -5,7 +5,7 @@ import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config, Limits } from './config';
 import { Errors, type HostError, HostErrors } from './errors';
 import { protocolVerdict, type RequestKind } from './bindings/protocols';
-import { exchangeOf } from './ops/exchange';
+import { exchangeOf, reportRefusal } from './ops/exchange';
 import { type RequestTap, requestHooks } from './ops/request-hooks';
 import { createServicePages } from './pages';
 import { createErrorPage } from './pages/error-page';
@@ -82,10 +82,16 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
 
   const route = async (req: Request, res: Response): Promise<void> => {
     const refused = checkUrl(req.url, limits);
-    if (refused !== null) return sendHostError(req, res, refused);
+    if (refused !== null) {
+      reportRefusal(res, refused.reason);
+      return sendHostError(req, res, refused.error);
+    }
     const match = routePattern.exec(decodeURIComponent(pathOf(req)));
     const endpoint = match ? findEndpoint(match[1]) : undefined;
-    if (!match || endpoint === undefined) return notFound(res);
+    if (!match || endpoint === undefined) {
+      reportRefusal(res, 'not an endpoint');
+      return notFound(res);
+    }
     const b = bindings.get(endpoint.name)!;
     const opName = match[2];
     const ex = exchangeOf(res);
@@ -94,7 +100,10 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
     const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
-    if (verdict !== 'take') return errorPage(res, verdict);
+    if (verdict !== 'take') {
+      reportRefusal(res, `no protocol in PROTOCOLS takes ${kind}`);
+      return errorPage(res, verdict);
+    }
 
     // HEAD is not GET for ASMX: no protocol accepts it, nor any method but GET and POST. On a service
     // page that is a 405, and a URL naming no operation (HEAD or PUT on /X.asmx/Op, or /X.asmx/ with
@@ -105,9 +114,13 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
         if (await bodyOf(req, res, () => b.soap.tooLarge(req, res))) await b.soap.handle(req, res);
         return;
       }
+      reportRefusal(res, `method ${req.method} on a service page`);
       return errorPage(res, 405);
     }
-    if (opName === '' || (req.method !== 'GET' && req.method !== 'POST')) return errorPage(res, 500);
+    if (opName === '' || (req.method !== 'GET' && req.method !== 'POST')) {
+      reportRefusal(res, opName === '' ? 'no operation named' : `method ${req.method} on an operation`);
+      return errorPage(res, 500);
+    }
     if (req.method === 'GET') return b.http.handle(opName, req, res);
     if (await bodyOf(req, res, () => b.http.tooLarge(res))) await b.http.handle(opName, req, res);
   };
@@ -140,17 +153,17 @@ function notFound(res: Response): void {
  * What http.sys and IIS request filtering refuse before routing: a URL or query string over its
  * limit, a malformed %-escape or a NUL anywhere in the path. Null when the URL may proceed.
  */
-function checkUrl(url: string, limits: Limits): HostError | null {
+function checkUrl(url: string, limits: Limits): { error: HostError; reason: string } | null {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  if (Buffer.byteLength(path) > limits.maxUrlBytes) return HostErrors.filtered();
-  if (q !== -1 && Buffer.byteLength(url) - q - 1 > limits.maxQueryBytes) return HostErrors.filtered();
+  if (Buffer.byteLength(path) > limits.maxUrlBytes) return { error: HostErrors.filtered(), reason: 'URL path over MAX_URL_BYTES' };
+  if (q !== -1 && Buffer.byteLength(url) - q - 1 > limits.maxQueryBytes) return { error: HostErrors.filtered(), reason: 'query string over MAX_QUERY_BYTES' };
   try {
-    if (decodeURIComponent(path).includes('\0')) return HostErrors.invalidUrl();
+    if (!decodeURIComponent(path).includes('\0')) return null;
   } catch {
-    return HostErrors.invalidUrl();
+    return { error: HostErrors.invalidUrl(), reason: 'malformed %-escape in the URL path' };
   }
-  return null;
+  return { error: HostErrors.invalidUrl(), reason: 'NUL in the URL path' };
 }
 
 function sendHostError(req: Request, res: Response, error: HostError): void {

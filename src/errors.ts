@@ -13,16 +13,22 @@ import { escapeMarkup } from './escape';
 export type FaultSide = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
 export class AsmxError extends Error {
+  /** Why, for the request's log line: never a parameter's value (a code, a phone). */
+  readonly reason: string;
   /**
    * @param side who is to blame, for the SOAP fault code
    * @param chain the messages from outermost to innermost, as .NET joins inner exceptions
+   * @param reason the log's words, where the chain would echo a value or say nothing an operator can use;
+   *   by default the chain without the generic wrappers
    */
   constructor(
     readonly side: FaultSide,
     readonly chain: readonly string[],
+    reason?: string,
   ) {
     super(chain.join(' ---> '));
     this.name = 'AsmxError';
+    this.reason = reason ?? (chain.filter((m) => m !== PROCESS && m !== READ).join(' ---> ') || this.message);
   }
 }
 
@@ -71,9 +77,9 @@ export const Errors = {
    * path the router reads it and the refusal is the cause of an unprocessable request.
    */
   soapTooLarge: (whileRouting: boolean) =>
-    new AsmxError('Server', [whileRouting ? PROCESS : 'There was an exception running the extensions specified in the config file.', TOO_LARGE]),
+    new AsmxError('Server', [whileRouting ? PROCESS : 'There was an exception running the extensions specified in the config file.', TOO_LARGE], 'body over MAX_BODY_BYTES'),
   /** A form body over the size limit (HTTP POST). */
-  formTooLarge: () => new AsmxError('Server', [TOO_LARGE]),
+  formTooLarge: () => new AsmxError('Server', [TOO_LARGE], 'body over MAX_BODY_BYTES'),
   /**
    * A failure inside an operation. The cause is a fixed, generic text: the real error goes to the
    * log, never to the client (no paths, SQL or stack frames).
@@ -90,10 +96,11 @@ export const Errors = {
         'Parameter name: methodName',
     ]),
   cannotConvertChar: (value: string) =>
-    new AsmxError('Client', [
-      `Cannot convert ${value} to System.Char.\r\nParameter name: type`,
-      'String must be exactly one character long.',
-    ]),
+    new AsmxError(
+      'Client',
+      [`Cannot convert ${value} to System.Char.\r\nParameter name: type`, 'String must be exactly one character long.'],
+      'char parameter is not one character',
+    ),
   requestFormatInvalid: (contentType: string) =>
     new AsmxError('Client', [`Request format is invalid: ${contentType}.`]),
   /**
@@ -106,13 +113,16 @@ export const Errors = {
       collection === 'Form'
         ? ['The URL-encoded form data is not valid.', COLLECTION_FULL]
         : [COLLECTION_FULL],
+      `more names in the ${collection === 'Form' ? 'form' : 'query string'} than MAX_FORM_KEYS`,
     ),
 
   /** ASP.NET request validation, whose whole message is HTML-encoded. */
   dangerousValue: (collection: 'QueryString' | 'Form', name: string, value: string) =>
-    new AsmxError('Client', [
-      escapeMarkup(`A potentially dangerous Request.${collection} value was detected from the client (${name}="${value}").`),
-    ]),
+    new AsmxError(
+      'Client',
+      [escapeMarkup(`A potentially dangerous Request.${collection} value was detected from the client (${name}="${value}").`)],
+      `potentially dangerous value in ${collection === 'Form' ? 'form' : 'query string'} field ${name}`,
+    ),
 } as const;
 
 /** The reasons .NET gives when a UInt16 does not parse; used by the char rule. */

@@ -4,7 +4,6 @@ import { ConfigError, loadConfig } from './config';
 import { runPrimary } from './ops/cluster';
 import { enableClusterMetrics } from './ops/metrics';
 import { log, setLogLevel } from './ops/log';
-import { stopWhenNpmExits } from './ops/npm-parent';
 import { serve } from './ops/server';
 
 /**
@@ -43,8 +42,6 @@ async function main(): Promise<void> {
     enableClusterMetrics();
     return serve(config, 'worker');
   }
-  // Stopping with npm goes through the same graceful path as a signal.
-  stopWhenNpmExits(() => process.kill(process.pid, 'SIGTERM'));
   return config.workers > 1 ? runPrimary(config) : serve(config, 'single');
 }
 

@@ -4,6 +4,9 @@ import os from 'os';
 import path from 'path';
 import sax from 'sax';
 import { parseStringPromise } from 'xml2js';
+import type { IncomingMessage } from 'http';
+import { loadConfig } from '../src/config';
+import { clientAddress } from '../src/transport/context';
 import { PROJECT_ROOT } from './helpers/service';
 
 /** The IIS and systemd recipes of deploy/, checked as far as this machine can. */
@@ -30,6 +33,16 @@ interface Rule {
   serverVariables: { set: { $: { name: string; value: string } }[] }[];
 }
 
+/**
+ * The caller the service sees for a request from IIS on loopback carrying `forwardedFor`, under the
+ * TRUST_PROXY of `env` (validated as at start).
+ */
+function trustedAddress(env: Record<string, string | undefined>, forwardedFor: string): string | null {
+  const { trustProxy } = loadConfig({ TRUST_PROXY: env.TRUST_PROXY });
+  const req = { headers: { 'x-forwarded-for': forwardedFor }, socket: { remoteAddress: '::ffff:127.0.0.1' } } as unknown as IncomingMessage;
+  return clientAddress(req, trustProxy);
+}
+
 describe.each([
   ['iis/web.config', 'http://127.0.0.1:8080/{R:0}'],
   ['iis/vdir/web.config', 'http://127.0.0.1:8080/StudentService/{R:0}'],
@@ -50,7 +63,21 @@ describe.each([
       { HTTP_X_FORWARDED_HOST: '{HTTP_HOST}', HTTP_X_FORWARDED_PROTO: 'http' },
     ]);
   });
+
+  test("leaves ARR's X-Forwarded-For (ip:port) alone and names the TRUST_PROXY that reads it", () => {
+    // A rule setting HTTP_X_FORWARDED_FOR would replace the client's address that ARR appends.
+    expect(read(file)).not.toMatch(/X_FORWARDED_FOR/i);
+    expect(read(file)).toMatch(/TRUST_PROXY=true/);
+    // The form ARR writes, after whatever the client sent, is read as the client's address.
+    expect(trustedAddress({ TRUST_PROXY: 'true' }, '198.51.100.1, 203.0.113.7:50123')).toBe('203.0.113.7');
+    expect(trustedAddress({ TRUST_PROXY: 'true' }, '198.51.100.1, [2001:db8::7]:50123')).toBe('2001:db8::7');
+  });
 });
+
+type Platform = { $: Record<string, string>; environmentVariables: { environmentVariable: { $: { name: string; value: string } }[] }[] };
+const httpPlatform = async () => ((await webServer('iis/httpplatform/web.config')).httpPlatform as Platform[])[0]!;
+const platformEnv = async (): Promise<Record<string, string | undefined>> =>
+  Object.fromEntries((await httpPlatform()).environmentVariables[0]!.environmentVariable.map((v) => [v.$.name, v.$.value]));
 
 describe('iis/httpplatform/web.config (HttpPlatformHandler)', () => {
   test('is well-formed XML', () => {
@@ -58,11 +85,20 @@ describe('iis/httpplatform/web.config (HttpPlatformHandler)', () => {
   });
 
   test('starts the build with node and gives it the port IIS chose', async () => {
-    const platform = ((await webServer('iis/httpplatform/web.config')).httpPlatform as { $: Record<string, string>; environmentVariables: { environmentVariable: { $: { name: string; value: string } }[] }[] }[])[0]!;
+    const platform = await httpPlatform();
     expect(platform.$).toMatchObject({ processPath: 'C:\\Program Files\\nodejs\\node.exe', arguments: '--max-semi-space-size=2 dist\\src\\main.js' });
     expect(fs.existsSync(path.join(PROJECT_ROOT, 'src', 'main.ts'))).toBe(true);
-    const env = Object.fromEntries(platform.environmentVariables[0]!.environmentVariable.map((v) => [v.$.name, v.$.value]));
+    const env = await platformEnv();
     expect(env).toMatchObject({ PORT: '%HTTP_PLATFORM_PORT%', HOST: '127.0.0.1' });
+  });
+
+  test("sets TRUST_PROXY, so that the client's ip:port that HttpPlatformHandler forwards is the caller", async () => {
+    const env = await platformEnv();
+    expect(env.TRUST_PROXY).toBe('true');
+    expect(trustedAddress(env, '203.0.113.7:50123')).toBe('203.0.113.7');
+    expect(trustedAddress(env, '[2001:db8::7]:50123')).toBe('2001:db8::7');
+    // Without the setting the same request would count as IIS itself.
+    expect(trustedAddress({ ...env, TRUST_PROXY: undefined }, '203.0.113.7:50123')).toBe('127.0.0.1');
   });
 });
 
@@ -76,6 +112,8 @@ describe('systemd/student-info.service', () => {
     expect(setting('Restart')).toBe('on-failure');
     expect(setting('EnvironmentFile')).toBe('/etc/student-info/env');
     expect(setting('KillMode')).toBe('mixed');
+    // It runs behind the nginx recipes on the same machine, which pass the client's address.
+    expect(read('systemd/student-info.env')).toMatch(/^TRUST_PROXY=true$/m);
     // The environment file names only settings the service knows.
     const names = read('systemd/student-info.env').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split('=')[0]);
     const readme = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');

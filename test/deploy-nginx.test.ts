@@ -1,24 +1,16 @@
-import { type ChildProcess, spawn, spawnSync } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
 import * as soap from 'soap';
-import { freePort, PROJECT_ROOT, request, type Service, startService } from './helpers/service';
+import { aroundSite, describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
+import { freePort, request, type Service, startService } from './helpers/service';
+import { FakeGateway } from './helpers/sms-gateway';
+import { countedApart, smsEnv } from './helpers/two-addresses';
 
 /**
  * The nginx recipes of deploy/nginx/, each file as shipped (only its ports substituted) run by Debian's
  * nginx on a non-default port in front of the service: the WSDL advertises nginx's address, answers
  * carry a Content-Length, SOAP 1.1, SOAP 1.2, GET, POST and the help page's test form work, and a
- * client generated from the WSDL calls every operation through nginx.
+ * client generated from the WSDL calls every operation through nginx, and the SMS limits count
+ * each client address apart (the round-robin recipe: test/deploy-nginx-round-robin.test.ts).
  */
-const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => fs.existsSync(p));
-const required = process.env.REQUIRE_NGINX === '1';
-if (NGINX === undefined && !required) {
-  // eslint-disable-next-line no-console
-  console.warn('SKIP deploy/nginx tests: nginx is not installed (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)');
-}
-const describeNginx = NGINX !== undefined || required ? describe : describe.skip;
-
 const TOKEN = 'fcm:APA91bH-token-1001';
 const soapBody = (env: string, ns: string) =>
   `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body><GetTokenDevice xmlns="${ns}"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>`;
@@ -28,55 +20,26 @@ describeNginx.each([
   ['virtual directory', 'student-info-vdir.conf', '/StudentService'],
 ])('nginx in front, %s (deploy/nginx/%s)', (_name, file, basePath) => {
   let service: Service;
-  let nginx: ChildProcess;
-  let dir: string;
+  let nginx: Nginx;
+  let gateway: FakeGateway;
   let port: number;
   let base: string;
 
   beforeAll(async () => {
-    expect(NGINX).toBeDefined();
-    service = await startService({ env: { TRUST_PROXY: 'true', BASE_PATH: basePath, ADMIN_PORT: '0' } });
+    gateway = new FakeGateway();
+    service = await startService({ env: { TRUST_PROXY: 'true', BASE_PATH: basePath, ADMIN_PORT: '0', ...smsEnv(await gateway.listen()) } });
     port = await freePort();
     base = `http://127.0.0.1:${port}${basePath}`;
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-nginx-'));
-    const site = fs
-      .readFileSync(path.join(PROJECT_ROOT, 'deploy', 'nginx', file), 'utf8')
+    const site = recipe(file)
       .replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${port};`)
       .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${service.port};`);
-    fs.writeFileSync(path.join(dir, 'site.conf'), site);
-    // The minimal main configuration around the site file, as /etc/nginx/nginx.conf would include it.
-    fs.writeFileSync(
-      path.join(dir, 'nginx.conf'),
-      [
-        ...(process.getuid?.() === 0 ? ['user root;'] : []),
-        'worker_processes 1;',
-        'daemon off;',
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log;`,
-        'events {}',
-        'http {',
-        '  access_log off;',
-        ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-        `  include ${dir}/site.conf;`,
-        '}',
-      ].join('\n'),
-    );
-    const check = spawnSync(NGINX!, ['-t', '-p', dir, '-e', `${dir}/error.log`, '-c', `${dir}/nginx.conf`], { encoding: 'utf8' });
-    expect(check.stderr).toContain('test is successful');
-    nginx = spawn(NGINX!, ['-p', dir, '-e', `${dir}/error.log`, '-c', `${dir}/nginx.conf`], { stdio: 'ignore' });
-    for (let i = 0; i < 100; i += 1) {
-      if (await request(port, '/').then(() => true, () => false)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    nginx = await runNginx(aroundSite(site), port);
   });
 
   afterAll(async () => {
-    if (nginx && nginx.exitCode === null) {
-      nginx.kill('SIGQUIT');
-      await new Promise((r) => nginx.once('exit', r));
-    }
+    await nginx?.stop();
     if (service) service.kill();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await gateway?.close();
   });
 
   test("?wsdl and ?disco advertise nginx's address, port included", async () => {
@@ -147,5 +110,9 @@ describeNginx.each([
       const about = await soap.createClientAsync(`${base}/AboutUs.asmx?wsdl`, options);
       await expect(about.GetAboutUsAsync({})).resolves.toBeDefined();
     }
+  });
+
+  test('AuthCode from two client source addresses: the per-address SMS limit counts them apart', async () => {
+    await countedApart({ port, pathPrefix: basePath, gateway, services: [service] });
   });
 });

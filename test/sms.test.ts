@@ -1,18 +1,10 @@
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
-import type http from 'node:http';
 import request from 'supertest';
-import { createApp } from '../src/app';
-import { type Config, loadConfig } from '../src/config';
-import { createSms, type Sms } from '../src/sms';
 import { smsMetrics } from '../src/sms/metrics';
-import { openStore } from '../src/store/open';
-import type { OutboxRecord, Store } from '../src/store/store';
 import { main as outboxCommand } from '../scripts/outbox';
-import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
+import type { TestDatabase } from './helpers/postgres';
 import { envelope, NS, opElement, soap11, soap12 } from './helpers/soap';
-import { captureLog, FakeGateway, settle, until } from './helpers/sms-gateway';
+import { captureLog, type FakeGateway, settle, until } from './helpers/sms-gateway';
+import { authCode, byStatus, phone, rows, smsServices } from './helpers/sms-service';
 
 /**
  * AuthCode's SMS delivery end to end, against a fake provider (a real HTTP server): the service's
@@ -20,65 +12,16 @@ import { captureLog, FakeGateway, settle, until } from './helpers/sms-gateway';
  * postgres project). Delays are short and configured; conditions are awaited with a bounded poll.
  */
 
+const world = smsServices();
+const service = world.service;
 let gateway: FakeGateway;
-let gatewayUrl: string;
-let dir: string;
 let db: TestDatabase | null;
-const opened: { sms: Sms; store: Store }[] = [];
-
-beforeEach(async () => {
-  gateway = new FakeGateway();
-  gatewayUrl = await gateway.listen();
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sms-'));
-  db = TEST_STORE === 'postgres' ? await testDatabase('t7') : null;
+beforeEach(() => {
+  gateway = world.gateway;
+  db = world.db;
 });
 
-afterEach(async () => {
-  for (const { sms, store } of opened.splice(0)) {
-    await sms.close();
-    await store.close();
-  }
-  await gateway.close();
-  await db?.drop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-interface Service {
-  app: http.RequestListener;
-  store: Store;
-  sms: Sms;
-  config: Config;
-}
-
-/** One service process: its own store connection, intake and dispatcher (started unless told not to). */
-async function service(env: Record<string, string> = {}, start = true): Promise<Service> {
-  const config = loadConfig({
-    SQLITE_PATH: path.join(dir, 'sms.db'),
-    ...(db === null ? {} : { DATABASE_URL: db.url }),
-    SMS_GATEWAY: 'http',
-    SMS_HTTP_URL: `${gatewayUrl}/send`,
-    SMS_HTTP_TIMEOUT_MS: '300',
-    SMS_LEASE_MS: '2000',
-    SMS_RETRY_BASE_MS: '20',
-    SMS_POLL_MS: '25',
-    SMS_DEFAULT_REGION: 'IQ',
-    SMS_TEMPLATE: 'رمز التحقق: {code}',
-    ...env,
-  });
-  const store = await openStore(config);
-  const sms = createSms(config.sms, store);
-  opened.push({ sms, store });
-  if (start) sms.dispatcher.start();
-  return { app: await createApp(config, store, { intake: sms.intake }), store, sms, config };
-}
-
-const authCode = (app: http.RequestListener, code: string, phone: string, headers: Record<string, string> = {}) =>
-  request(app).post('/AuthCodeSending.asmx/AuthCode').set(headers).type('form').send({ code, phone });
-
-const rows = (s: Service | Store): Promise<OutboxRecord[]> => ('outbox' in s ? s : s.store).outbox.list(false, 1000);
-const byStatus = async (s: Service | Store, status: OutboxRecord['status']) => (await rows(s)).filter((r) => r.status === status).length;
 const sentTo = () => gateway.requests.map((r) => JSON.parse(r.body) as { to: string; message: string });
-const phone = (i: number) => `+96477012${String(i).padStart(5, '0')}`;
 
 test('a valid request is delivered once, with the right text, and its code is erased', async () => {
   const s = await service();

@@ -1,3 +1,5 @@
+import { type AddressRange, parseRange } from '../address';
+
 /**
  * The validators every setting goes through: each either returns the value, normalised, or throws a
  * ConfigError whose message is one line naming the variable (main turns it into exit code 1).
@@ -61,4 +63,16 @@ export function host(name: string, value: string): string {
 export function nonEmpty(name: string, value: string): string {
   if (value.trim() === '') throw new ConfigError(`${name} must not be empty`);
   return value;
+}
+
+/** A comma-separated list of IP addresses and CIDR ranges, IPv4 and IPv6; empty for none. */
+export function addressRanges(name: string, value: string): AddressRange[] {
+  return value
+    .split(',')
+    .filter((item) => item.trim() !== '')
+    .map((item) => {
+      const range = parseRange(item);
+      if (typeof range === 'string') throw new ConfigError(`${name} must be IP addresses or CIDR ranges such as 10.0.0.5,2001:db8::/64; "${item.trim()}": ${range}`);
+      return range;
+    });
 }

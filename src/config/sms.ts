@@ -1,6 +1,7 @@
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { twilioPreset } from '../sms/gateways/twilio';
-import { absoluteUrl, ConfigError, type Getter, nonEmpty, oneOf, wholeNumber } from './parse';
+import type { AddressRange } from '../address';
+import { absoluteUrl, addressRanges, ConfigError, type Getter, nonEmpty, oneOf, wholeNumber } from './parse';
 
 export type SmsGatewayKind = 'log' | 'http' | 'twilio';
 
@@ -22,6 +23,8 @@ export interface SmsConfig {
   failedHoldMinutes: number;
   perPhonePerHour: number;
   perAddressPerHour: number;
+  /** Callers the per-address limit does not count (an application server calling from its back end). */
+  limitExempt: readonly AddressRange[];
   globalPerMinute: number;
   /** Shared counters across processes, or null for per-process ones. */
   redisUrl: string | null;
@@ -90,6 +93,7 @@ export function loadSms(get: Getter): SmsConfig {
     failedHoldMinutes: count('SMS_FAILED_HOLD_MINUTES', 60, 0),
     perPhonePerHour: count('SMS_LIMIT_PER_PHONE', 5),
     perAddressPerHour: count('SMS_LIMIT_PER_ADDRESS', 20),
+    limitExempt: addressRanges('SMS_LIMIT_EXEMPT', get('SMS_LIMIT_EXEMPT', '')),
     globalPerMinute: count('SMS_LIMIT_GLOBAL_PER_MINUTE', 60),
     redisUrl: redis === '' ? null : redisUrl(redis),
     redisKeyPrefix: get('REDIS_KEY_PREFIX', 'asmx:sms:'),

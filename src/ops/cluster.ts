@@ -8,17 +8,24 @@ import type { ToPrimary, ToWorker } from './cluster-messages';
 import { listenOrExit } from './listen';
 import { log } from './log';
 import { openStoreOrExit } from './server';
+import { Restarts, RESTART_POLICY } from './restarts';
 import { isStopping, markStopping } from './shutdown';
+import { onStopSignals } from './signals';
 import { startLine } from './start-line';
 
 /** How long a worker may take to answer a readiness question. */
 const READY_ASK_MS = 2000;
-/** Beyond SHUTDOWN_TIMEOUT_MS, the time workers get to close their store and exit on their own. */
+/**
+ * Beyond SHUTDOWN_TIMEOUT_MS (the drain) and SMS_HTTP_TIMEOUT_MS (a send in flight, which may
+ * finish after the drain), the time workers get to close their store and exit on their own. Only
+ * then does the primary kill them: never in the middle of a send.
+ */
 const EXIT_MARGIN_MS = 2000;
 
 /**
  * The cluster primary (WORKERS > 1). It migrates the store once, forks the workers (with SQLite they
- * share the database file in WAL mode), replaces a worker that dies, holds the admin listener (metrics
+ * share the database file in WAL mode; they open it without migrating), replaces a worker that dies
+ * or fails to start (with backoff, restarts.ts), holds the admin listener (metrics
  * summed over the workers by prom-client's AggregatorRegistry, readiness asked of each worker), and on
  * SIGTERM/SIGINT stops the workers gracefully and exits 0 once all of them have.
  *
@@ -64,17 +71,24 @@ export async function runPrimary(config: Config): Promise<void> {
     return at >= 0;
   }
 
+  const restarts = new Restarts();
+  /** Replacements waiting for their backoff. */
+  const pending = new Set<NodeJS.Timeout>();
   const fork = () => {
     const worker = cluster.fork();
+    let steady: NodeJS.Timeout | undefined;
     worker.on('message', (m: ToPrimary) => {
       if (m.type !== 'serving') return;
       serving.push(worker);
+      restarts.started();
+      steady = setTimeout(() => restarts.steady(), RESTART_POLICY.steadyMs).unref();
       for (const socket of waiting.splice(0)) dispatch(socket);
       if (!announced && serving.length === config.workers) {
         announced = true;
         log.info(startLine(config, port, counts, config.workers));
       }
     });
+    worker.once('exit', () => clearTimeout(steady));
   };
 
   cluster.on('exit', (worker, code, signal) => {
@@ -84,14 +98,20 @@ export async function runPrimary(config: Config): Promise<void> {
       if (Object.keys(cluster.workers ?? {}).length === 0) finish();
       return;
     }
-    if (!wasServing) {
-      // It never served: a setting or the store is wrong, and a new one would fail the same way.
-      log.error('a worker failed to start; stopping', { workerPid: worker.process.pid, exitCode: code, signal });
+    const inMs = restarts.exited(wasServing, serving.length);
+    const fields = { workerPid: worker.process.pid, exitCode: code, signal };
+    if (inMs === null) {
+      log.error('workers keep failing to start and none is serving; stopping', { ...fields, failedStarts: restarts.failures });
       exitCode = 1;
-      return stopAll('worker failed to start');
+      return stopAll('workers fail to start');
     }
-    log.warn('worker died; starting another', { workerPid: worker.process.pid, exitCode: code, signal });
-    fork();
+    if (wasServing) log.warn('worker died; starting another', { ...fields, inMs });
+    else log.error('a worker failed to start; starting another', { ...fields, failedStarts: restarts.failures, inMs });
+    const timer = setTimeout(() => {
+      pending.delete(timer);
+      fork();
+    }, inMs);
+    pending.add(timer);
   });
 
   for (let i = 0; i < config.workers; i += 1) fork();
@@ -110,7 +130,10 @@ export async function runPrimary(config: Config): Promise<void> {
   function stopAll(reason: string): void {
     if (isStopping()) return;
     markStopping();
-    log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs });
+    for (const timer of pending) clearTimeout(timer);
+    pending.clear();
+    const killAfterMs = config.shutdownTimeoutMs + config.sms.http.timeoutMs + EXIT_MARGIN_MS;
+    log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, killAfterMs });
     listener.close();
     for (const socket of waiting.splice(0)) socket.destroy();
     for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
@@ -119,7 +142,7 @@ export async function runPrimary(config: Config): Promise<void> {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
       exitCode = 1;
       finish();
-    }, config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
+    }, killAfterMs).unref();
     if (Object.keys(cluster.workers ?? {}).length === 0) finish();
   }
 
@@ -129,15 +152,15 @@ export async function runPrimary(config: Config): Promise<void> {
     process.exit(exitCode);
   }
 
-  let signals = 0;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      if (++signals === 1) return stopAll(signal);
-      log.warn('second signal: exiting now', { signal });
+  // The workers are told once, by message (a signal sent to the process group reaches them too).
+  onStopSignals({
+    stop: stopAll,
+    exitNow: () => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
       process.exit(1);
-    });
-  }
+    },
+    watchNpm: true,
+  });
 }
 
 let nextQuestion = 0;

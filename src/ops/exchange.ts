@@ -16,6 +16,8 @@ export interface Exchange {
   binding?: Binding;
   /** The fault code of a SOAP fault or HTTP error text, in SOAP 1.1 words (Client, Server, ...). */
   fault?: AsmxError['side'];
+  /** Why a request was refused or failed, in words for the log: the parser's, the limit's, the missing parameter's; never a value. */
+  reason?: string;
   /** An unexpected failure behind a generic answer; logged with its stack and the request id. */
   error?: unknown;
   /** The answer's body as it went out (bindings/send.ts): what shadow traffic compares, kept by reference. */
@@ -27,9 +29,15 @@ export function exchangeOf(res: Response): Exchange {
   return (locals.exchange ??= { requestId: locals.requestId ?? '' });
 }
 
-/** Records an error answered with `error`: its code, and the cause when it was not an ASMX error. */
+/** Records an error answered with `error`: its code and reason, and the cause when it was not an ASMX error. */
 export function reportFault(res: Response, error: AsmxError, cause?: unknown): void {
   const ex = exchangeOf(res);
   ex.fault = error.side;
+  ex.reason = error.reason;
   if (cause !== undefined && cause !== error) ex.error = cause;
+}
+
+/** Records why a request was refused with an answer that has no fault of its own (a bare 400 or 415, a host error). */
+export function reportRefusal(res: Response, reason: string): void {
+  exchangeOf(res).reason = reason;
 }

@@ -5,29 +5,156 @@ import type { LogLevel } from '../config';
 /**
  * Structured log lines on stderr: one JSON object each (pino), or pino-pretty's lines when stderr is
  * a terminal. Internal details (stacks, SQL) go here and only here; clients get the ASMX texts of
- * errors.ts. Nothing secret reaches a line: values under the keys below are removed, phone numbers
- * are masked, and the request line carries no parameters.
+ * errors.ts. Every line goes through `fieldsOf` and `lineOf` below, whoever writes it: that is where
+ * values are bounded and secrets masked, so no caller (and no value's content) can get around them.
+ * docs/logs.md says what a line holds.
  */
 export type Fields = Record<string, unknown>;
 
+/** A string value longer than this is cut, with a marker saying how much went. */
+export const MAX_VALUE_CHARS = 256;
+/** A stack keeps its frames, which is what an operator reads it for; its message part is cut as a value. */
+const MAX_STACK_CHARS = 2048;
+/** What all the string values of one line may add up to before the rest are cut to their marker. */
+const LINE_BUDGET_CHARS = 3072;
+/** No line is longer than this, in bytes, whatever it holds (the last resort: see lineOf). */
+export const MAX_LINE_BYTES = 4096;
+const MAX_DEPTH = 4;
+const MAX_KEYS = 32;
+const MAX_ITEMS = 16;
+
+/** Secrets, at any depth and in any case: the value goes, whatever it is. */
+const SECRET_KEYS = new Set(['token', 'secret', 'password', 'serverkey', 'authorization', 'cookie']);
 /**
- * `code` is AuthCode's parameter; only where a parameter would be logged, since errors carry their
- * own `code` (ENOENT, SQLITE_BUSY) which is useful.
+ * `code` is AuthCode's parameter; removed at the top and under `params`/`args` only, since errors
+ * carry their own `code` (ENOENT, SQLITE_BUSY), which is useful.
  */
-const SECRET_PATHS = ['code', 'params.code', 'args.code', ...['token', 'secret', 'password', 'serverKey', 'authorization'].flatMap((k) => [k, `*.${k}`])];
+const CODE_PARENTS = new Set(['', 'params', 'args']);
+
+/** The form maskPhone gives (also '****' and '(none)'): nothing left to hide in it. */
+const MASKED = /^(?:\+?\d{0,6}\*{4}\d{0,3}|\(none\))$/;
 
 /**
  * A phone for logs, `+96477****567`: country code and operator prefix, four stars whatever the
  * length, the last three digits; enough for an operator to tell numbers apart without reading them.
- * A value masked already is left as it is (fields are masked where logged and again by the logger).
+ * Only a value exactly of that form is taken as masked already (fields are masked where logged and
+ * again by the logger): stars anywhere else hide nothing.
  */
 export function maskPhone(phone: unknown): string {
   if (phone === null || phone === undefined) return '(none)';
-  const text = String(phone);
-  if (text.includes('****')) return text;
+  // Longer than any phone number: what is past it is not one, and is not read.
+  const text = String(phone).slice(0, 64);
+  if (MASKED.test(text)) return text;
   const digits = text.replace(/[^\d+]/g, '').slice(0, 20);
   if (digits.length < 10) return '****';
   return `${digits.slice(0, 6)}****${digits.slice(-3)}`;
+}
+
+/** `text` cut to `max` characters (never inside a surrogate pair), marked with how many went. */
+export function cut(text: string, max: number = MAX_VALUE_CHARS): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…[${text.length - end} more chars]`;
+}
+
+/** Walks one line's fields once: bounded in size, depth and count, secrets out, phones masked. */
+class Bounder {
+  private budget = LINE_BUDGET_CHARS;
+
+  string(text: string, max = MAX_VALUE_CHARS): string {
+    const kept = cut(text, Math.min(max, this.budget));
+    this.budget = Math.max(0, this.budget - Math.min(text.length, max));
+    return kept;
+  }
+
+  value(value: unknown, key: string, parent: string, depth: number): unknown {
+    const name = key.toLowerCase();
+    if (SECRET_KEYS.has(name) || (name === 'code' && CODE_PARENTS.has(parent))) return '[redacted]';
+    if (name === 'phone') return maskPhone(value);
+    switch (typeof value) {
+      case 'string':
+        return this.string(value, name === 'stack' ? MAX_STACK_CHARS : MAX_VALUE_CHARS);
+      case 'number':
+      case 'boolean':
+      case 'undefined':
+        return value;
+      case 'bigint':
+        return String(value);
+      case 'function':
+      case 'symbol':
+        return undefined;
+    }
+    if (value === null) return null;
+    if (value instanceof Error) return this.object(stackFirst(pino.stdSerializers.err(value)), name, depth, true);
+    if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+    if (ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`;
+    if (depth >= MAX_DEPTH) return '[object]';
+    if (Array.isArray(value)) {
+      const items = value.slice(0, MAX_ITEMS).map((item) => this.value(item, key, parent, depth + 1) ?? null);
+      if (value.length > MAX_ITEMS) items.push(`…[${value.length - MAX_ITEMS} more items]`);
+      return items;
+    }
+    return this.object(value as Fields, name, depth, false);
+  }
+
+  object(value: Fields, name: string, depth: number, inherited: boolean): Fields {
+    const out: Fields = {};
+    let seen = 0;
+    // An error's type, message and stack are inherited accessors (pino's serializer); others own.
+    for (const key in value) {
+      if (!inherited && !Object.prototype.hasOwnProperty.call(value, key)) continue;
+      if (++seen > MAX_KEYS) continue;
+      const v = this.value(value[key], key, name, depth + 1);
+      if (v !== undefined) out[this.string(key, 64)] = v;
+    }
+    if (seen > MAX_KEYS) out['…'] = `${seen - MAX_KEYS} more fields`;
+    return out;
+  }
+}
+
+/** A stack whose message part is long is cut there, before the frames: they are what it is kept for. */
+function stackFirst(err: Fields): Fields {
+  const stack = err.stack;
+  if (typeof stack !== 'string') return err;
+  const frames = stack.indexOf('\n    at ');
+  if (frames > MAX_VALUE_CHARS) err.stack = cut(stack.slice(0, frames), MAX_VALUE_CHARS) + stack.slice(frames);
+  return err;
+}
+
+/** A line's fields as written: what pino's formatters.log is given, after the request scope is added. */
+export function fieldsOf(fields: Fields): Fields {
+  const scope = currentScope();
+  const bounded = new Bounder().object(fields, '', -1, false);
+  return scope === undefined || bounded.reqId !== undefined ? bounded : { reqId: scope.reqId, ...bounded };
+}
+
+/**
+ * The last resort, on the finished line: one still over MAX_LINE_BYTES (a message of many wide
+ * characters, say) keeps only what says which line it was, and how long it would have been.
+ */
+export function lineOf(line: string): string {
+  if (line.length * 3 <= MAX_LINE_BYTES) return line;
+  const bytes = Buffer.byteLength(line);
+  if (bytes <= MAX_LINE_BYTES) return line;
+  const { level, time, pid, reqId, msg } = JSON.parse(line) as Fields;
+  const short = { level, time, pid, reqId, msg: typeof msg === 'string' ? cut(msg, 128) : undefined, lineCut: bytes };
+  return `${JSON.stringify(short)}\n`;
+}
+
+/** What every line written while a request is served carries: set by the request hooks. */
+export interface LogScope {
+  readonly reqId: string;
+}
+let currentScope: () => LogScope | undefined = () => undefined;
+/**
+ * Where the logger finds the request a line is written for. The request hooks keep the request's
+ * context in one AsyncLocalStorage (transport/context.ts) and hand the logger a way to read it, so
+ * that a line from any depth (the SMS intake, the store) carries the request id.
+ */
+export function readScopeFrom(read: () => LogScope | undefined): void {
+  currentScope = read;
 }
 
 const options: pino.LoggerOptions = {
@@ -35,11 +162,14 @@ const options: pino.LoggerOptions = {
   level: 'info',
   base: { pid: process.pid },
   timestamp: pino.stdTimeFunctions.isoTime,
-  formatters: { level: (label) => ({ level: label }) },
-  serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err },
-  redact: {
-    paths: [...SECRET_PATHS, 'phone', '*.phone'],
-    censor: (value, path) => (path[path.length - 1] === 'phone' ? maskPhone(value) : '[redacted]'),
+  formatters: { level: (label) => ({ level: label }), log: fieldsOf },
+  hooks: {
+    // The message is a value too (and pino takes an error's message for it when there is none).
+    logMethod(args, method) {
+      for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = cut(args[i] as string);
+      return method.apply(this, args);
+    },
+    streamWrite: lineOf,
   },
 };
 
@@ -48,19 +178,14 @@ const destination = process.stderr.isTTY
   ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
   : pino.destination({ dest: 2, sync: false });
 
-/** pino itself, for code that wants its API (child loggers, `isLevelEnabled`). */
-export const logger: pino.Logger = pino(options, destination);
+/** A logger with this module's rules writing to `to`: the process's own below, a test's capture. */
+export const createLogger = (to: pino.DestinationStream): pino.Logger => pino(options, to);
 
-/**
- * The one line per request (request-hooks.ts), on the same destination and level but without
- * redaction: its fields are fixed and hold no parameter value, and redacting them was a tenth of
- * the cost of a small request.
- */
-export const requestLogger: pino.Logger = pino({ ...options, redact: undefined }, destination);
+/** pino itself, for code that wants its API (`isLevelEnabled`, the request line). */
+export const logger: pino.Logger = createLogger(destination);
 
 export function setLogLevel(level: LogLevel): void {
   logger.level = level;
-  requestLogger.level = level;
 }
 
 /**

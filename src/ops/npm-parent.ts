@@ -1,26 +1,23 @@
 import fs from 'node:fs';
 
 /**
- * Under `npm start`, SIGTERM to npm (what a supervisor sends) ends npm without passing the signal on,
- * which would leave this process serving, orphaned. So when npm started it, the service watches that
- * npm process and stops gracefully once it is gone. Linux only (it reads /proc); elsewhere, and for
- * any supervisor, run `node dist/src/main.js` itself.
+ * Under `npm start` the service runs as npm's child, or its grandchild through `sh -c` (npm runs
+ * scripts with the system shell; dash forks, bash execs). Two consequences, both handled here:
+ *
+ * - SIGTERM to npm (what a supervisor sends) makes npm pass it to its own child and exit. With a
+ *   shell in between, the shell dies and the service is left serving, orphaned and never signalled.
+ *   So the service watches that npm process and stops gracefully, once, when it is gone.
+ * - With npm as the direct parent, a signal sent to the whole process group (the terminal's Ctrl-C,
+ *   systemd's default KillMode=control-group) reaches the service twice: from the sender, and
+ *   forwarded by npm a moment later. signals.ts ignores that echo.
+ *
+ * Linux only (it reads /proc); elsewhere, and under any supervisor, run `node dist/src/main.js` itself.
  */
-export function stopWhenNpmExits(stop: () => void): void {
-  if (process.env.npm_lifecycle_event === undefined || process.platform !== 'linux') return;
-  const npm = npmAncestor();
-  if (npm === null) return;
-  setInterval(() => {
-    try {
-      process.kill(npm, 0);
-    } catch {
-      stop();
-    }
-  }, 500).unref();
-}
+const POLL_MS = 500;
 
-/** npm, found among the nearest ancestors (npm runs scripts through `sh -c`). */
-function npmAncestor(): number | null {
+/** npm's pid when npm started this process, found among its nearest ancestors; else null. */
+export function npmAncestor(): number | null {
+  if (process.env.npm_lifecycle_event === undefined || process.platform !== 'linux') return null;
   let pid = process.ppid;
   for (let depth = 0; depth < 3 && pid > 1; depth += 1) {
     try {
@@ -35,4 +32,27 @@ function npmAncestor(): number | null {
     }
   }
   return null;
+}
+
+/** True when npm is this process's parent itself, so that npm forwards group signals to it. */
+export function npmIsParent(): boolean {
+  const npm = npmAncestor();
+  return npm !== null && npm === process.ppid;
+}
+
+/**
+ * Calls `stop` once, when the npm that started this process has exited (nothing when npm did not).
+ * The watch ends with that call: a watcher that kept firing would stop the service again and again.
+ */
+export function stopWhenNpmExits(stop: () => void): void {
+  const npm = npmAncestor();
+  if (npm === null) return;
+  const timer = setInterval(() => {
+    try {
+      process.kill(npm, 0);
+    } catch {
+      clearInterval(timer);
+      stop();
+    }
+  }, POLL_MS).unref();
 }

@@ -1,9 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from '../transport/types';
 import { type Exchange, exchangeOf } from './exchange';
-import { logger, requestLogger } from './log';
+import { logger, readScopeFrom } from './log';
 import { recordExchange } from './metrics';
-import { clientAddress, withRequestContext } from '../transport/context';
+import { clientAddress, currentRequest, type RequestContext, withRequestContext } from '../transport/context';
+
+/**
+ * Requests whose answer is finished. Work a request started may outlive it in its async context (a
+ * timer the dispatcher set when the request woke it, a database connection opened for it): lines
+ * written then are not about the request, and do not carry its id.
+ */
+const ended = new WeakSet<RequestContext>();
+
+// Every line logged while a request is served (however deep: the SMS intake, the store) carries its id.
+readScopeFrom(() => {
+  const context = currentRequest();
+  return context === undefined || ended.has(context) ? undefined : context;
+});
 
 /** A request id taken from a client is kept only if it is short and plain (it goes into logs and a header). */
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -24,7 +37,7 @@ export type RequestTap = (req: Request, res: Response) => ((ex: Exchange, status
 /**
  * The one place around every request: on the way in it gives the request its id (X-Request-Id kept
  * or made, and returned); when the answer is finished (or the connection dropped) it writes the
- * request's log line, logs an unexpected error with its stack under the same id, and updates the
+ * request's log line (with why, when it was refused), logs an unexpected error with its stack under the same id, and updates the
  * metrics, and hands the exchange to shadow traffic's tap (after the client has its answer). What the
  * request was (endpoint, operation, binding, fault) is reported by the bindings on its Exchange.
  */
@@ -42,18 +55,20 @@ export function requestHooks(options: HookOptions): RequestHandler {
     const client = clientAddress(req, options.trustProxy);
     const tapped = options.tap?.(req, res) ?? null;
 
+    const context: RequestContext = { reqId: requestId, clientAddress: client };
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
+      ended.add(context);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // A connection dropped before the answer was complete is logged as status 0.
       const status = res.writableFinished ? res.statusCode : 0;
       if (ex.error !== undefined) logger.error({ reqId: requestId, error: ex.error }, 'request failed');
       recordExchange(ex, status, seconds);
       tapped?.(ex, status);
-      if (!requestLogger.isLevelEnabled('info')) return;
-      requestLogger.info(
+      if (!logger.isLevelEnabled('info')) return;
+      logger.info(
         {
           reqId: requestId,
           method: req.method,
@@ -62,6 +77,7 @@ export function requestHooks(options: HookOptions): RequestHandler {
           binding: ex.binding,
           status,
           fault: ex.fault,
+          reason: ex.reason,
           ms: Math.round(seconds * 1e4) / 10,
           client,
           bytesIn: Number(req.headers['content-length'] ?? 0) || 0,
@@ -73,6 +89,6 @@ export function requestHooks(options: HookOptions): RequestHandler {
     };
     res.once('finish', finish);
     res.once('close', finish);
-    withRequestContext({ clientAddress: client }, next);
+    withRequestContext(context, next);
   };
 }

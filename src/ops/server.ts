@@ -14,6 +14,7 @@ import { log } from './log';
 import { scrape, watchStore } from './metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
 import { type ToPrimary, type ToWorker } from './cluster-messages';
+import { onStopSignals } from './signals';
 import { startLine } from './start-line';
 
 /** Opens the configured store, or ends the process with one line naming the setting. */
@@ -55,14 +56,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
 
   let admin: http.Server | null = null;
   const stop = once((reason: string) => void shutdown(config, reason, connections, sms, store, admin, shadow));
-  let signals = 0;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      if (++signals === 1) return stop(signal);
-      log.warn('second signal: exiting now', { signal });
-      process.exit(1);
-    });
-  }
+  onStopSignals({ stop, exitNow: () => process.exit(1), watchNpm: role === 'single' });
 
   if (role === 'worker') {
     // The primary listens and hands each connection over (see cluster.ts for why).
@@ -99,6 +93,9 @@ async function shutdown(
   shadow: Shadow | null,
 ): Promise<void> {
   log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
+  // The dispatcher stops claiming at once, beside the drain: the sends in flight finish and are
+  // recorded, claimed rows not yet sent are released for another instance; new ones wait for it.
+  const smsStopped = sms.dispatcher.stop();
   let code = 0;
   try {
     await connections.drain(config.shutdownTimeoutMs);
@@ -107,7 +104,7 @@ async function shutdown(
     code = 1;
   }
   admin?.close();
-  // The dispatcher stops claiming and finishes the sends in flight; the rest stays pending for the next start.
+  await smsStopped;
   await sms.close();
   // Copies still waiting or in flight are given up: they never hold a stop.
   await shadow?.close();

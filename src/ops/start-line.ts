@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { rangeText } from '../address';
 import type { Config } from '../config';
 import { ENDPOINTS } from '../services/contract';
 import type { RowCounts } from '../store/store';
@@ -18,7 +19,7 @@ export function startLine(config: Config, port: number, counts: RowCounts, worke
     counts.students + counts.devices === 0
       ? '; the store is empty: load it with `npm run import -- --students FILE.csv --devices FILE.csv` (or --demo)'
       : '';
-  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}`;
+  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}${exemptPart(config)}`;
 }
 
 function shadowPart({ shadow }: Config): string {
@@ -26,4 +27,10 @@ function shadowPart({ shadow }: Config): string {
   const how = shadow.mode === 'service-first' ? `answering clients, copies to the legacy host ${shadow.url}` : `clients answered by the legacy host ${shadow.url}, copies to this service`;
   const kept = shadow.log === null ? 'differences counted only' : `differences to ${path.resolve(shadow.log)}`;
   return `; shadow ${shadow.mode}: ${how}; ${kept}`;
+}
+
+/** Said at start because an exemption is a hole in a limit: the operator sees exactly whose. */
+function exemptPart({ sms }: Config): string {
+  if (sms.limitExempt.length === 0) return '';
+  return `; SMS per-address limit not applied to ${sms.limitExempt.map(rangeText).join(', ')} (the per-phone limit and the global budgets still are)`;
 }

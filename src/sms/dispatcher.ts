@@ -31,8 +31,10 @@ export class Dispatcher {
   private timer: NodeJS.Timeout | undefined;
   private tidyTimer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | null = null;
+  private tidying: Promise<void> | null = null;
   private again = false;
   private running = false;
+  private stopped: Promise<void> | null = null;
 
   constructor(
     private readonly outbox: SmsOutbox,
@@ -41,11 +43,11 @@ export class Dispatcher {
   ) {}
 
   start(): void {
-    if (this.running) return;
+    if (this.running || this.stopped !== null) return;
     this.running = true;
     this.wake();
-    void this.tidy();
-    this.tidyTimer = setInterval(() => void this.tidy(), TIDY_MS).unref();
+    this.tidyNow();
+    this.tidyTimer = setInterval(() => this.tidyNow(), TIDY_MS).unref();
   }
 
   /** Something was queued: look now rather than at the next poll. */
@@ -64,12 +66,19 @@ export class Dispatcher {
     });
   }
 
-  /** No new claims; resolves once the sends in flight are finished and recorded. The rest stays pending. */
-  async stop(): Promise<void> {
-    this.running = false;
-    clearTimeout(this.timer);
-    clearInterval(this.tidyTimer);
-    await this.cycle;
+  /**
+   * Stops for good: no new claim, the sends in flight finish and are recorded, rows claimed but not
+   * yet sent are released for another dispatcher at once (not when their lease ends). Every call
+   * returns the same promise.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.running = false;
+      clearTimeout(this.timer);
+      clearInterval(this.tidyTimer);
+      await Promise.all([this.cycle, this.tidying]);
+    })();
+    return this.stopped;
   }
 
   private async run(): Promise<void> {
@@ -80,7 +89,8 @@ export class Dispatcher {
         const now = new Date();
         const leaseEnd = now.getTime() + this.options.leaseMs;
         claimed = await this.outbox.claimDue(this.owner, now, new Date(leaseEnd), BATCH);
-        await Promise.all(claimed.map((m) => this.deliver(m, leaseEnd)));
+        // Stopped while the claim was under way: nothing of it is sent by this process.
+        await Promise.all(claimed.map((m) => (this.running ? this.deliver(m, leaseEnd) : this.release(m))));
       } while (this.running && (claimed.length === BATCH || this.again));
     } catch (err) {
       log.warn('SMS dispatcher cannot read the outbox; trying again at the next poll', { error: (err as Error).message });
@@ -93,7 +103,7 @@ export class Dispatcher {
     // may claim the row and send it too. A process slowed down since its claim leaves the row as it is.
     if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
       log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone });
-      return;
+      return this.release(m);
     }
     try {
       try {
@@ -111,6 +121,15 @@ export class Dispatcher {
     }
   }
 
+  private async release(m: ClaimedSms): Promise<void> {
+    try {
+      await this.outbox.release(m.id, this.owner);
+    } catch (err) {
+      // Not lost: the lease ends and the row is claimed again.
+      log.warn('SMS lease not released; the row waits for its lease to end', { id: m.id, error: (err as Error).message });
+    }
+  }
+
   private async failed(m: ClaimedSms, err: GatewayError): Promise<void> {
     const phone = maskPhone(m.phone);
     if (err.retryable && m.attempts < this.options.maxAttempts) {
@@ -123,6 +142,10 @@ export class Dispatcher {
     await this.outbox.markFailed(m.id, this.owner, new Date(), err.message, this.options.failedHoldMinutes === 0);
     smsMetrics.failed.inc();
     log.error('SMS failed for good', { id: m.id, phone, attempts: m.attempts, error: err.message });
+  }
+
+  private tidyNow(): void {
+    this.tidying ??= this.tidy().finally(() => (this.tidying = null));
   }
 
   /** Purges old delivered rows, erases the codes of failures past their hold, refreshes the outbox gauge. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { callerKey, canonicalAddress, inRanges } from '../address';
 import type { SmsConfig } from '../config';
 import { log } from '../log';
 import type { Store } from '../store/store';
@@ -38,7 +39,7 @@ export class SmsIntake {
     // refuses does not use up its address's allowance or the global budget.
     const limits: [kind: string, key: string | null, limit: number, windowMs: number][] = [
       ['phone', hashed(checked.phone), this.config.perPhonePerHour, HOUR],
-      ['address', clientAddress === null ? null : hashed(clientAddress), this.config.perAddressPerHour, HOUR],
+      ['address', this.addressKey(clientAddress), this.config.perAddressPerHour, HOUR],
       ['global', 'all', this.config.globalPerMinute, 60_000],
     ];
     for (const [kind, key, limit, windowMs] of limits) {
@@ -49,6 +50,14 @@ export class SmsIntake {
     await this.store.enqueueAuthCode(checked.code, checked.phone);
     smsMetrics.accepted.inc();
     this.queued();
+  }
+
+  /** The per-address limit's key: none for an exempt caller, an IPv6 caller by its /64. */
+  private addressKey(clientAddress: string | null): string | null {
+    if (clientAddress === null) return null;
+    const address = canonicalAddress(clientAddress);
+    if (address === null) return hashed(clientAddress);
+    return inRanges(address, this.config.limitExempt) ? null : hashed(callerKey(address));
   }
 
   private refuse(reason: Refusal, phone: string | null, fields: Record<string, string> = {}): void {

@@ -23,6 +23,8 @@ export const outboxSql = (lock: string) =>
       RETURNING id, code, phone, attempts`,
     delivered: `UPDATE auth_code_outbox SET status = 'delivered', delivered_at = ?, code = NULL, last_error = NULL, ${RELEASE}
       WHERE id = ? AND lease_owner = ?`,
+    // A claim counted an attempt; a row released unsent gives it back.
+    release: `UPDATE auth_code_outbox SET attempts = attempts - 1, ${RELEASE} WHERE id = ? AND lease_owner = ? AND status = 'pending'`,
     retryLater: `UPDATE auth_code_outbox SET next_attempt_at = ?, last_error = ?, ${RELEASE} WHERE id = ? AND lease_owner = ?`,
     failed: `UPDATE auth_code_outbox SET status = 'failed', failed_at = ?, last_error = ?,
         code = CASE WHEN ? = 1 THEN NULL ELSE code END, ${RELEASE}
@@ -62,6 +64,10 @@ export class SqlOutbox implements SmsOutbox {
 
   async markDelivered(id: number, owner: string, at: Date): Promise<boolean> {
     return (await this.conn.run(this.sql.delivered, [at.toISOString(), id, owner])) === 1;
+  }
+
+  async release(id: number, owner: string): Promise<boolean> {
+    return (await this.conn.run(this.sql.release, [id, owner])) === 1;
   }
 
   async scheduleRetry(id: number, owner: string, at: Date, error: string): Promise<boolean> {

@@ -54,6 +54,8 @@ export interface SmsOutbox {
   claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedSms[]>;
   /** Delivered: the code is erased. False when the lease was no longer the owner's. */
   markDelivered(id: number, owner: string, at: Date): Promise<boolean>;
+  /** Gives back a claimed row that was never sent: pending, unleased, its attempt not counted. */
+  release(id: number, owner: string): Promise<boolean>;
   scheduleRetry(id: number, owner: string, at: Date, error: string): Promise<boolean>;
   /** Failed for good after the last attempt; with `eraseCode` the code goes at once. */
   markFailed(id: number, owner: string, at: Date, error: string, eraseCode: boolean): Promise<boolean>;

@@ -22,6 +22,8 @@ export interface Service {
   dir: string;
   dbPath: string;
   lines: LogLine[];
+  /** Every stderr line as written, JSON or not (for its length). */
+  raw: string[];
   /** Raw stderr lines that are not JSON (the one-line start-up errors). */
   text: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -41,10 +43,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A fresh directory with a store loaded with the test data set (or empty). */
-export async function storeDir(load = true): Promise<{ dir: string; dbPath: string }> {
+/** A fresh directory with a store loaded with the test data set (or empty, or with `create` false none yet). */
+export async function storeDir(load = true, create = true): Promise<{ dir: string; dbPath: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-ops-'));
   const dbPath = path.join(dir, 'data', 'service.db');
+  if (!create) return { dir, dbPath };
   const store = openSqliteStore(dbPath);
   if (load) {
     const fixture = (name: string) => fileSource(name, path.join(__dirname, '..', 'fixtures', 'data', name));
@@ -60,14 +63,20 @@ export interface StartOptions {
   /** Working directory (default: the store's directory). */
   cwd?: string;
   load?: boolean;
+  /** No database file yet: the service creates it (default false). */
+  fresh?: boolean;
   /** Wait for the start line (default true). */
   waitListening?: boolean;
   /** What to run instead of `node <build>/src/main.js`. */
   command?: string[];
+  /** Run as this user and group (needs root): the store's directory is handed to it first. */
+  uid?: number;
+  /** Called with the store's directory and file before the service starts (e.g. to break them). */
+  prepare?(dir: string, dbPath: string): void;
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
-  const { dir, dbPath } = await storeDir(options.load ?? true);
+  const { dir, dbPath } = await storeDir(options.load ?? true, !(options.fresh ?? false));
   const adminPort = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -81,9 +90,13 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
+  if (options.uid !== undefined) for (const p of [dir, path.dirname(dbPath), dbPath]) if (fs.existsSync(p)) fs.chownSync(p, options.uid, options.uid);
+  options.prepare?.(dir, dbPath);
   const [command, ...args] = options.command ?? [process.execPath, MAIN];
-  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
+  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], ...user });
   const lines: LogLine[] = [];
+  const raw: string[] = [];
   const text: string[] = [];
   const waiters: (() => void)[] = [];
   let buffered = '';
@@ -100,6 +113,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     while ((nl = buffered.indexOf('\n')) >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      raw.push(line);
       try {
         lines.push(JSON.parse(line) as LogLine);
       } catch {
@@ -137,7 +151,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     port = Number(/^listening on [^ ]*:(\d+)/.exec(start.msg)![1]);
     if ((env.ADMIN_PORT ?? '') !== '0') await waitFor((l) => l.msg === 'admin listener');
   }
-  return { proc, port, adminPort, dir, dbPath, lines, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
+  return { proc, port, adminPort, dir, dbPath, lines, raw, text, exited, waitFor, kill: () => proc.kill('SIGKILL') };
 }
 
 export interface Reply {

@@ -1,7 +1,7 @@
 import type { Request, Response } from '../../transport/types';
 import * as soap from 'soap';
 import { AsmxError, Errors } from '../../errors';
-import { exchangeOf, reportFault } from '../../ops/exchange';
+import { exchangeOf, reportFault, reportRefusal } from '../../ops/exchange';
 import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
 import type { Operation, Result } from '../../services/types';
@@ -110,7 +110,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const routeByAction = soap11 && soapAction !== undefined && (contentType.type === 'text/xml' || !soap12);
     if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
       // An unsupported media type is answered in the version a SOAPAction header suggests.
-      return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12);
+      return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12, `Content-Type ${contentType.type || '(none)'} is not SOAP`);
     }
     // SOAP 1.1 routing alone reads nothing before the SOAPAction header.
     if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
@@ -130,30 +130,29 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 
     const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.type, contentType.charset);
     // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
-    if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
+    if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
     const scanned = scanEnvelope(decoded.text, opts.xmlLimits);
     if (!scanned.ok) {
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
       // reading parameters, and a malformed request there is a bare 400.
-      if (routeByAction) return sendEmpty(res, 400, Soap11);
+      if (routeByAction) return sendEmpty(res, 400, Soap11, scanned.message);
       const version = versionOf(scanned.root) ?? Soap12;
       if (scanned.bodyChild === null) return sendFault(res, version, Errors.unreadableXml(scanned.message));
       op ??= bodyOperation(endpoint, ns, scanned.bodyChild);
-      return op !== undefined ? sendEmpty(res, 400, version) : sendFault(res, version, notRouted());
+      return op !== undefined ? sendEmpty(res, 400, version, scanned.message) : sendFault(res, version, notRouted());
     }
     const { scan } = scanned;
     const version = versionOf(scan.root);
     if (version === null || (version === Soap11 && !soap11) || (version === Soap12 && !soap12)) return mismatch(res, scan.root);
-    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap11);
+    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap11, 'SOAP 1.1 envelope as application/soap+xml');
     if (!scan.hasBody) return sendFault(res, version, Errors.missingBody(!named));
     op ??= bodyOperation(endpoint, ns, scan.bodyChild);
     if (op === undefined) return sendFault(res, version, notRouted());
 
     // A parameter holding markup is malformed for ASMX's reader: a bare 400, like any XML error there.
-    if (op.params.some((p) => scan.params.get(paramKey(ns, p.name))?.malformed === true) && bodyIs(scan, ns, op)) {
-      return sendEmpty(res, 400, version);
-    }
+    const malformed = op.params.find((p) => scan.params.get(paramKey(ns, p.name))?.malformed === true);
+    if (malformed !== undefined && bodyIs(scan, ns, op)) return sendEmpty(res, 400, version, `markup in parameter ${malformed.name}`);
 
     exchangeOf(res).operation = op.name;
     const context: RequestContext = { scan };
@@ -339,7 +338,8 @@ function sendFault(res: Response, version: SoapVersion, error: AsmxError, cause?
   sendSoap(res, 500, version, version.fault(error, upgrade), 'private');
 }
 
-function sendEmpty(res: Response, status: number, version: SoapVersion): void {
+function sendEmpty(res: Response, status: number, version: SoapVersion, reason: string): void {
+  reportRefusal(res, reason);
   sendSoap(res, status, version, '', 'private');
 }
 

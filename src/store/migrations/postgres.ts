@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { log } from '../../log';
 import { type Migration, oldestCompatible, schemaProblem, SchemaVersionError } from './version';
 
 /**
@@ -86,6 +87,7 @@ export async function migratePostgres(client: Queryable, apply = true, list: rea
     if (problem !== null) throw new SchemaVersionError(problem);
     return known;
   }
+  let migrated: number | null = null;
   await client.query('BEGIN');
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('student-info:' || current_schema()))");
@@ -99,13 +101,15 @@ export async function migratePostgres(client: Queryable, apply = true, list: rea
         await client.query(list[version]!.sql);
         await client.query('INSERT INTO schema_version (version) VALUES ($1)', [version + 1]);
       }
-      if (oldest !== target) {
+      if (oldest !== target || from < known) {
         await client.query('CREATE TABLE IF NOT EXISTS schema_compat (oldest_version integer NOT NULL)');
         await client.query('DELETE FROM schema_compat');
         await client.query('INSERT INTO schema_compat (oldest_version) VALUES ($1)', [target]);
+        migrated = from;
       }
     }
     await client.query('COMMIT');
+    if (migrated !== null) log.info('schema migrated', { from: migrated, to: known, oldestCompatible: target });
     return known;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

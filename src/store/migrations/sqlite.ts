@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { log } from '../../log';
 import { type Migration, oldestCompatible, schemaProblem, SchemaVersionError } from './version';
 
 /**
@@ -85,9 +86,9 @@ export function migrate(db: Database.Database, apply = true, list: readonly Migr
   };
   if (settled(schemaState(db))) return list.length;
   if (!apply) throw new SchemaVersionError(schemaProblem(schemaState(db).version, null, list.length)!);
-  const run = db.transaction((): void => {
+  const run = db.transaction((): number | null => {
     const state = schemaState(db);
-    if (settled(state)) return;
+    if (settled(state)) return null;
     for (let version = state.version; version < list.length; version += 1) {
       db.exec(list[version]!.sql);
       // PRAGMA cannot take a bound parameter; the value is our own loop counter, not input.
@@ -95,7 +96,9 @@ export function migrate(db: Database.Database, apply = true, list: readonly Migr
     }
     db.exec('CREATE TABLE IF NOT EXISTS schema_compat (oldest_version INTEGER NOT NULL); DELETE FROM schema_compat');
     db.prepare('INSERT INTO schema_compat (oldest_version) VALUES (?)').run(target);
+    return state.version;
   });
-  run.immediate();
+  const from = run.immediate();
+  if (from !== null) log.info('schema migrated', { from, to: list.length, oldestCompatible: target });
   return list.length;
 }

@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn, spawnSync } from 'child_process';
+import fs from 'fs';
+import http from 'http';
+import os from 'os';
+import path from 'path';
+import { PROJECT_ROOT, type Reply, request } from './service';
+
+/** Debian's nginx, run by the deploy tests on ports of their own (REQUIRE_NGINX=1 makes its absence a failure). */
+export const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => fs.existsSync(p));
+const required = process.env.REQUIRE_NGINX === '1';
+if (NGINX === undefined && !required) {
+  // eslint-disable-next-line no-console
+  console.warn('SKIP deploy/nginx tests: nginx is not installed (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)');
+}
+export const describeNginx = NGINX !== undefined || required ? describe : describe.skip;
+
+export const recipe = (file: string): string => fs.readFileSync(path.join(PROJECT_ROOT, 'deploy', 'nginx', file), 'utf8');
+
+export interface Nginx {
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs nginx on `mainConf` (a whole nginx.conf, given the directory it runs in) once `nginx -t` passes,
+ * and resolves once `port` answers. Run as root, the worker stays root so it can use the directory.
+ */
+export async function runNginx(mainConf: (dir: string) => string, port: number): Promise<Nginx> {
+  expect(NGINX).toBeDefined();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-nginx-'));
+  const conf = path.join(dir, 'nginx.conf');
+  fs.writeFileSync(conf, (process.getuid?.() === 0 ? 'user root;\n' : '') + mainConf(dir));
+  const check = spawnSync(NGINX!, ['-t', '-p', dir, '-e', `${dir}/error.log`, '-c', conf], { encoding: 'utf8' });
+  expect(check.stderr).toContain('test is successful');
+  const proc: ChildProcess = spawn(NGINX!, ['-p', dir, '-e', `${dir}/error.log`, '-c', conf], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i += 1) {
+    if (await request(port, '/').then(() => true, () => false)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    dir,
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGQUIT');
+        await new Promise((r) => proc.once('exit', r));
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A site file of deploy/nginx/ inside the minimal main configuration that /etc/nginx/nginx.conf would be. */
+export const aroundSite = (site: string) => (dir: string) => {
+  fs.writeFileSync(path.join(dir, 'site.conf'), site);
+  return [
+    'worker_processes 1;',
+    'daemon off;',
+    `pid ${dir}/nginx.pid;`,
+    `error_log ${dir}/error.log;`,
+    'events {}',
+    'http {',
+    '  access_log off;',
+    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
+    `  include ${dir}/site.conf;`,
+    '}',
+  ].join('\n');
+};
+
+/** An AuthCode request over HTTP POST from the client source address `from` (a loopback address of its own). */
+export function authCodeFrom(from: string, port: number, pathPrefix: string, code: string, phone: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const body = new URLSearchParams({ code, phone }).toString();
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        localAddress: from,
+        path: `${pathPrefix}/AuthCodeSending.asmx/AuthCode`,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
