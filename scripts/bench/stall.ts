@@ -8,6 +8,7 @@
  *
  *   npm run bench:stall
  *   npm run bench:stall -- --rows 200000
+ *   npm run bench:stall -- --again      the file already imported, imported again with --replace (a nightly sync)
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -96,6 +97,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   const rowsAt = argv.indexOf('--rows');
   const rows = rowsAt === -1 ? 1_000_000 : Number(argv[rowsAt + 1]);
   if (!Number.isInteger(rows) || rows < 1) throw new Error('--rows takes a positive integer');
+  const again = argv.includes('--again');
+  const unknown = argv.filter((a, i) => a.startsWith('--') && a !== '--rows' && a !== '--again' && argv[i - 1] !== '--rows');
+  if (unknown.length > 0) throw new Error(`unknown option ${unknown[0]}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-stall-'));
   const sms = await provider();
   try {
@@ -104,7 +108,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     await genStudents([students, String(rows)]);
     fs.writeFileSync(devices, `id_device,token\n${Array.from({ length: DEVICES }, (_, i) => `dev-${i},token-${i}`).join('\n')}\n`);
     const env = { SQLITE_PATH: path.join(dir, 'stall.db'), DATABASE_URL: '', LOG_LEVEL: 'warn' };
-    await runImport(env, ['--devices', devices]);
+    await runImport(env, ['--devices', devices, ...(again ? ['--students', students] : [])]);
 
     const adminPort = await freePort();
     const service = await startService('service', {
@@ -132,7 +136,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       }, AUTH_EVERY_MS);
       await sleep(MARGIN_MS);
       await scrape(adminPort); // prom-client's event-loop figures restart at each scrape
-      const seconds = await runImport(env, ['--students', students]);
+      const seconds = await runImport(env, ['--students', students, ...(again ? ['--replace'] : [])]);
       const during = await scrape(adminPort);
       await sleep(MARGIN_MS);
       clearInterval(getTimer);
@@ -154,7 +158,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       for (const r of table) lines.push([r.name, String(r.sent), String(r.answered), r.p50.toFixed(1), r.p99.toFixed(1), r.max.toFixed(1)]);
       const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
       const out = [
-        `${fmt(rows)} students imported in ${seconds.toFixed(1)} s (SQLite, ${os.cpus().length} CPUs) while clients called the service:`,
+        `${fmt(rows)} students ${again ? 'imported again with --replace (every row an update)' : 'imported'} in ${seconds.toFixed(1)} s ` +
+          `(SQLite, ${os.cpus().length} CPUs) while clients called the service:`,
         ...lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')),
         `codes delivered: ${sms.received()} of ${accepted} accepted`,
         `service during the import: event-loop lag max ${fmt(metric(during, 'nodejs_eventloop_lag_max_seconds') * 1000)} ms, ` +
