@@ -60,6 +60,16 @@ test('a database from a newer schema is refused with one line', async () => {
   );
 });
 
+test('readiness is false, with the reason, when PostgreSQL takes no writes (a read-only session; a standby alike)', async () => {
+  await (await open()).ping();
+  const url = new URL(db.url);
+  url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c default_transaction_read_only=on`);
+  const readOnly = await openStore({ sqlitePath: 'unused.db', databaseUrl: url.toString(), databasePoolSize: 1, databaseStatementTimeoutMs: 5000 }, { migrate: false });
+  stores.push(readOnly);
+  expect(await readOnly.deviceToken('none')).toBeNull();
+  await expect(readOnly.ping()).rejects.toThrow('cannot write: the PostgreSQL session is read-only (default_transaction_read_only)');
+});
+
 test('the text columns sort and compare bytewise, whatever the database locale', async () => {
   const store = await open();
   const rows = ['b', 'B', '10', '9', 'é', 'e'].map((id) => `http://a.example,${id},n,d,1`);

@@ -22,7 +22,8 @@ export interface StopHandlers {
  */
 export function onStopSignals({ stop, exitNow, watchNpm }: StopHandlers): void {
   const echoes = watchNpm && npmIsParent();
-  let first: { signal: NodeJS.Signals; at: number } | null = null;
+  /** The first stop: a signal, or npm gone (null), which counts as the first signal it never passed on. */
+  let first: { signal: NodeJS.Signals | null; at: number } | null = null;
   let echoIgnored = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -39,5 +40,10 @@ export function onStopSignals({ stop, exitNow, watchNpm }: StopHandlers): void {
       exitNow(signal);
     });
   }
-  if (watchNpm) stopWhenNpmExits(() => stop('npm exited'));
+  if (watchNpm) {
+    stopWhenNpmExits(() => {
+      first ??= { signal: null, at: Date.now() };
+      stop('npm exited');
+    });
+  }
 }

@@ -3,6 +3,7 @@ import { type OpenOptions, SchemaVersionError } from './migrations';
 import { PostgresStore, redactUrl } from './postgres';
 import { openSqliteStore } from './sqlite';
 import type { Store } from './store';
+import { sqliteNotWritable } from './writable';
 
 /** A storage problem at start, as one line naming the setting and where it points. */
 export class StoreOpenError extends Error {
@@ -33,6 +34,8 @@ export async function openStore(config: StoreConfig, options: OpenOptions = {}):
       throw new StoreOpenError(`${where}: ${postgresProblem(err)}`);
     }
   }
+  const notWritable = sqliteNotWritable(config.sqlitePath);
+  if (notWritable !== null) throw new StoreOpenError(`SQLITE_PATH (${config.sqlitePath}): ${notWritable}`);
   try {
     return openSqliteStore(config.sqlitePath, options);
   } catch (err) {

@@ -183,6 +183,13 @@ export class PostgresStore implements Store {
   }
 
   async ping(): Promise<void> {
+    // Ready means able to take an AuthCode: a standby (after a fail-over the URL may point at one) or a
+    // read-only session answers reads and refuses every write.
+    const { rows } = await this.pool.query<{ standby: boolean; readonly: string }>(
+      "SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS readonly",
+    );
+    if (rows[0]?.standby === true) throw new Error('cannot write: PostgreSQL is a standby (in recovery)');
+    if (rows[0]?.readonly === 'on') throw new Error('cannot write: the PostgreSQL session is read-only (default_transaction_read_only)');
     const { version, oldest } = await pgSchemaState(this.pool);
     const problem = schemaProblem(version, oldest, PG_MIGRATIONS.length);
     if (problem !== null) throw new Error(problem);

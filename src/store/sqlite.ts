@@ -2,13 +2,14 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../services/types';
-import { whenUnlocked } from './busy';
+import { isBusy, whenUnlocked } from './busy';
 import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
 import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
 import { SqlOutbox } from './outbox';
 import type { ImportSession, OutboxEntry, RowCounts, SmsOutbox, Store } from './store';
+import { sqliteNotWritable } from './writable';
 
 /**
  * How long opening the file may wait for another process's lock (another worker migrating): at
@@ -117,6 +118,18 @@ export class SqliteStore implements Store {
     // An open handle keeps answering from a file that was deleted or replaced; the next start would
     // not find it, so the store at this path is not the one being served.
     if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
+    // Ready means able to take an AuthCode: a write transaction begun and rolled back on the connection
+    // that writes them fails at once when it cannot write (a read-only file or -wal; busy is fine).
+    if (!this.db.inTransaction) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        this.db.exec('ROLLBACK');
+      } catch (e) {
+        if (!isBusy(e)) throw new Error(`cannot write: ${(e as Error).message}`);
+      }
+    }
+    const notWritable = sqliteNotWritable(this.location);
+    if (notWritable !== null) throw new Error(notWritable);
     // A newer schema whose migrations since this program's are all additive keeps it ready (a rolling deploy).
     const { version, oldest } = await whenUnlocked(() => schemaState(this.db));
     const problem = schemaProblem(version, oldest, MIGRATIONS.length);

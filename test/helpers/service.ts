@@ -69,6 +69,10 @@ export interface StartOptions {
   waitListening?: boolean;
   /** What to run instead of `node <build>/src/main.js`. */
   command?: string[];
+  /** Run as this user and group (needs root): the store's directory is handed to it first. */
+  uid?: number;
+  /** Called with the store's directory and file before the service starts (e.g. to break them). */
+  prepare?(dir: string, dbPath: string): void;
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
@@ -86,8 +90,11 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
+  if (options.uid !== undefined) for (const p of [dir, path.dirname(dbPath), dbPath]) if (fs.existsSync(p)) fs.chownSync(p, options.uid, options.uid);
+  options.prepare?.(dir, dbPath);
   const [command, ...args] = options.command ?? [process.execPath, MAIN];
-  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
+  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], ...user });
   const lines: LogLine[] = [];
   const raw: string[] = [];
   const text: string[] = [];

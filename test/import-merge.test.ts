@@ -1,0 +1,187 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { main, type ImportIo } from '../scripts/import';
+import { type ImportReport, ImportStoppedError, importFiles, type ImportSource } from '../src/store/import';
+import { SqliteStore } from '../src/store/sqlite';
+import { MERGE_PACING, type MergePacing } from '../src/store/sqlite-import';
+
+/**
+ * SQLite's import merges in short batches, each its own transaction (src/store/sqlite-import.ts), so
+ * that the service's writers never wait long for the file's lock. These tests hold it to what the
+ * one-transaction merge gave: the same tables, --replace removing exactly the absent students, and
+ * an import stopped part way completed by running it again.
+ */
+
+const HEADER = 'school_base_url,id_student,fullName,id_device,ShowActive';
+/** Batches of a few rows: many boundaries, some inside a school, in a tiny data set. */
+const TINY: MergePacing = { firstBatch: 3, minBatch: 2, maxBatch: 5, targetMs: 20, pauseMs: 2 };
+/** The whole of each table in one batch: the one-transaction merge. */
+const WHOLE: MergePacing = { ...MERGE_PACING, firstBatch: 1e9, minBatch: 1e9, maxBatch: 1e9 };
+
+const csv = (name: string, lines: string[]): ImportSource => ({
+  name,
+  async *read() {
+    yield Buffer.from(`${lines.join('\n')}\n`);
+  },
+});
+
+// Keys whose text order is not their number order ('10' < '9'), and a school whose name extends another's.
+const SCHOOLS = ['http://a.example', 'http://a.example.more', 'http://c.example'];
+const first = {
+  students: SCHOOLS.flatMap((s, k) => Array.from({ length: 12 }, (_, i) => `${s},${i + 1},Student ${k}-${i + 1},d${i},${i % 2}`)),
+  devices: Array.from({ length: 20 }, (_, i) => `d${i},token ${i}`),
+};
+// --replace for the first two schools: school a keeps 5..12 (renamed) and gains 13..40, school
+// a.example.more keeps only 1 and 10; school c is not in the file and is left alone.
+const second = {
+  students: [
+    ...Array.from({ length: 36 }, (_, i) => `${SCHOOLS[0]},${i + 5},"Renamed, ${i + 5}",d${i % 30},1`),
+    `${SCHOOLS[1]},10,Kept ten,d10,0`,
+    `${SCHOOLS[1]},1,Kept one,d1,1`,
+  ],
+  devices: Array.from({ length: 21 }, (_, i) => `d${i + 10},new token ${i + 10}`),
+};
+
+let dir: string;
+const stores: SqliteStore[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'import-merge-'));
+});
+
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function open(name: string): SqliteStore {
+  const store = new SqliteStore(join(dir, name));
+  stores.push(store);
+  return store;
+}
+
+const load = (store: SqliteStore, data: { students: string[]; devices: string[] }, replace: boolean, pacing: MergePacing): Promise<ImportReport> =>
+  importFiles({ students: csv('s.csv', [HEADER, ...data.students]), devices: csv('d.csv', ['id_device,token', ...data.devices]) }, { delimiter: ',', replace }, () =>
+    store.beginImport(pacing),
+  );
+
+/** The tables as another connection reads them. */
+function dump(store: SqliteStore): { students: unknown[]; devices: unknown[] } {
+  const db = new Database(store.location, { readonly: true });
+  try {
+    return {
+      students: db.prepare('SELECT * FROM students ORDER BY school_base_url, id_student').all(),
+      devices: db.prepare('SELECT * FROM devices ORDER BY id_device').all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** How many commits another connection sees while `work` runs (PRAGMA data_version moves at each). */
+async function commitsSeen(path: string, work: () => Promise<unknown>): Promise<number> {
+  const db = new Database(path, { readonly: true });
+  const version = db.prepare('PRAGMA data_version').pluck();
+  let last = version.get();
+  let seen = 0;
+  const timer = setInterval(() => {
+    const now = version.get();
+    if (now !== last) seen += 1;
+    last = now;
+  }, 1);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+    db.close();
+  }
+  return seen;
+}
+
+test('a merge in many small batches leaves the tables as one batch does, --replace removing exactly the absent students', async () => {
+  const batched = open('batched.db');
+  const whole = open('whole.db');
+  expect(await load(batched, first, false, TINY)).toMatchObject({ students: 36, devices: 20, removed: 0 });
+  expect(await load(whole, first, false, WHOLE)).toMatchObject({ students: 36, devices: 20, removed: 0 });
+
+  let report: ImportReport | undefined;
+  const commits = await commitsSeen(batched.location, async () => (report = await load(batched, second, true, TINY)));
+  // 21 devices, 38 students and 6 removals in batches of at most 5: at least 14 transactions.
+  expect(commits).toBeGreaterThanOrEqual(14);
+  const wholeReport = await load(whole, second, true, WHOLE);
+  expect(report).toEqual(wholeReport);
+  expect(report).toMatchObject({ students: 38, devices: 21, removed: 14 });
+  expect(dump(batched)).toEqual(dump(whole));
+
+  const { students, devices } = dump(batched) as { students: Record<string, string>[]; devices: Record<string, string>[] };
+  const of = (school: string) => students.filter((s) => s.school_base_url === school);
+  expect(of(SCHOOLS[0]!).map((s) => Number(s.id_student)).sort((a, b) => a - b)).toEqual(Array.from({ length: 36 }, (_, i) => i + 5));
+  expect(of(SCHOOLS[0]!).every((s) => s.fullName === `Renamed, ${s.id_student}`)).toBe(true);
+  expect(of(SCHOOLS[1]!).map((s) => `${s.id_student} ${s.fullName}`)).toEqual(['1 Kept one', '10 Kept ten']);
+  expect(of(SCHOOLS[2]!)).toHaveLength(12);
+  expect(devices).toHaveLength(31);
+  expect(devices.find((d) => d.id_device === 'd3')?.token).toBe('token 3');
+  expect(devices.find((d) => d.id_device === 'd30')?.token).toBe('new token 30');
+});
+
+test('an import stopped part way keeps what it merged, says to run it again, and running it again completes it', async () => {
+  const reference = open('reference.db');
+  await load(reference, first, false, WHOLE);
+  await load(reference, second, true, WHOLE);
+
+  const store = open('stopped.db');
+  await load(store, first, false, TINY);
+  // A failure in the middle of the students (the disk filling, the process killed): school a, id 30.
+  const db = new Database(store.location);
+  db.exec(`CREATE TRIGGER fail BEFORE INSERT ON students WHEN NEW.id_student = '30'
+    BEGIN SELECT RAISE(ABORT, 'simulated failure'); END`);
+  const stopped = await load(store, second, true, TINY).catch((err: unknown) => err);
+  expect(stopped).toBeInstanceOf(ImportStoppedError);
+  expect((stopped as Error).message).toBe(
+    'the import stopped part way (simulated failure); run the same import again: it is safe to repeat and completes it',
+  );
+  // Batches commit one by one: the devices all merged, the students before the failing batch too,
+  // none removed yet (removals come last).
+  const partial = dump(store) as { students: Record<string, string>[]; devices: Record<string, string>[] };
+  expect(partial.devices).toEqual(dump(reference).devices);
+  const renamed = partial.students.filter((s) => s.fullName.startsWith('Renamed')).map((s) => s.id_student);
+  expect(renamed).toEqual(expect.arrayContaining(['10', '20', '29']));
+  expect(renamed).not.toContain('30');
+  expect(partial.students.filter((s) => s.school_base_url === SCHOOLS[0]).map((s) => s.id_student)).toContain('1');
+
+  // Through the command, as an operator meets it, then again once the cause is gone.
+  const files = { students: join(dir, 's.csv'), devices: join(dir, 'd.csv') };
+  writeFileSync(files.students, `${[HEADER, ...second.students].join('\n')}\n`);
+  writeFileSync(files.devices, `${['id_device,token', ...second.devices].join('\n')}\n`);
+  const err: string[] = [];
+  const io: ImportIo = { out: () => undefined, err: (l) => err.push(l), env: { SQLITE_PATH: store.location }, cwd: dir };
+  const args = ['--students', files.students, '--devices', files.devices, '--replace'];
+  expect(await main(args, io)).toBe(1);
+  expect(err).toEqual([
+    `error: import into ${store.location}: the import stopped part way (simulated failure); run the same import again: it is safe to repeat and completes it`,
+  ]);
+  db.exec('DROP TRIGGER fail');
+  db.close();
+  expect(await main(args, io)).toBe(0);
+  expect(dump(store)).toEqual(dump(reference));
+  // And once more: nothing changes.
+  expect(await main(args, io)).toBe(0);
+  expect(dump(store)).toEqual(dump(reference));
+});
+
+test("bad input still writes nothing, and the import's connection leaves no staging behind", async () => {
+  const store = open('bad.db');
+  await load(store, first, false, TINY);
+  const before = dump(store);
+  const bad = { students: [...second.students, `${SCHOOLS[0]},5,Twice,d1,1`], devices: second.devices };
+  await expect(load(store, bad, true, TINY)).rejects.toThrow('duplicate id_student "5"');
+  expect(dump(store)).toEqual(before);
+  // The store's own connection can import again at once (a ':memory:' store shares it with the import).
+  const memory = new SqliteStore(':memory:');
+  stores.push(memory);
+  await expect(load(memory, bad, false, TINY)).rejects.toThrow('duplicate');
+  expect(await load(memory, first, false, TINY)).toMatchObject({ students: 36, devices: 20 });
+  expect(await memory.counts()).toEqual({ students: 36, devices: 20 });
+});

@@ -1,0 +1,79 @@
+import { spawnSync } from 'child_process';
+import fs from 'fs';
+import path from 'path';
+import { BUILD_DIR, request, servicesPerTest, storeDir } from './helpers/service';
+
+/**
+ * Ready means able (issue 21, rule 9): a SQLite file the service user cannot write is refused at
+ * start with one line, and readiness turns false, with the reason, once the store cannot be written.
+ * The service runs as nobody (uid 65534), which needs the tests to run as root.
+ */
+
+const service = servicesPerTest();
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0 && process.platform === 'linux' ? describe : describe.skip;
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What an import or a start run as root leaves behind: the file's companions, owned by root. */
+function rootCompanions(_dir: string, db: string): void {
+  for (const f of [`${db}-wal`, `${db}-shm`]) {
+    fs.writeFileSync(f, '');
+    fs.chownSync(f, 0, 0);
+    fs.chmodSync(f, 0o644);
+  }
+}
+
+asRoot('the SQLite file, as a service user that cannot write it', () => {
+  test.each([
+    ['-wal and -shm left behind by root', rootCompanions, (db: string) => `its -wal file ${db}-wal is not writable by this user (uid ${NOBODY}): owner uid 0, mode 644`],
+    ['the file read-only', (_dir: string, db: string) => fs.chmodSync(db, 0o444), (db: string) => `the file ${db} is not writable by this user (uid ${NOBODY}): owner uid ${NOBODY}, mode 444`],
+  ])('%s: the start fails with one line naming the file', async (_name, prepare, why) => {
+    const s = await service({ uid: NOBODY, prepare, waitListening: false });
+    expect((await s.exited).code).toBe(1);
+    expect(s.text).toEqual([
+      `error: SQLITE_PATH (${s.dbPath}): ${why(s.dbPath)}; the service writes the file, its -wal and -shm companions and its directory`,
+    ]);
+    expect(s.lines.filter((l) => l.msg.startsWith('listening'))).toEqual([]);
+  });
+
+  test('the same files, writable by the service user: it starts and is ready', async () => {
+    const s = await service({ uid: NOBODY, prepare: (dir, db) => (rootCompanions(dir, db), fs.chownSync(`${db}-wal`, NOBODY, NOBODY), fs.chownSync(`${db}-shm`, NOBODY, NOBODY)) });
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+  });
+
+  test('readiness turns false, with the reason, once the file or its -wal cannot be written; true again once it can', async () => {
+    const s = await service({ uid: NOBODY });
+    // An AuthCode makes the -wal exist (the service holds it open from then on).
+    await request(s.port, '/AuthCodeSending.asmx/AuthCode?code=1234&phone=%2B9647701234567');
+    expect(fs.existsSync(`${s.dbPath}-wal`)).toBe(true);
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+
+    fs.chmodSync(s.dbPath, 0o444);
+    const readOnly = await request(s.adminPort, '/readyz');
+    expect(readOnly.status).toBe(503);
+    expect(readOnly.body).toBe(`not ready: store: the file ${s.dbPath} is not writable by this user (uid ${NOBODY}): owner uid ${NOBODY}, mode 444; the service writes the file, its -wal and -shm companions and its directory\n`);
+    fs.chmodSync(s.dbPath, 0o644);
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+
+    fs.chownSync(`${s.dbPath}-wal`, 0, 0);
+    expect((await request(s.adminPort, '/readyz')).body).toMatch(new RegExp(`^not ready: store: its -wal file ${escape(s.dbPath)}-wal is not writable by this user \\(uid ${NOBODY}\\): owner uid 0`));
+  });
+
+  test("readiness probes a write on the store's own connection: a connection that cannot write is not ready", async () => {
+    // Past the start's check (a store opened directly), as a file that turned read-only under an open connection would be.
+    const { dir, dbPath } = await storeDir(false);
+    try {
+      for (const p of [dir, path.dirname(dbPath), dbPath]) fs.chownSync(p, NOBODY, NOBODY);
+      rootCompanions(dir, dbPath);
+      const script = `
+        const { openSqliteStore } = require(${JSON.stringify(path.join(BUILD_DIR, 'src', 'store', 'sqlite.js'))});
+        const store = openSqliteStore(process.argv[1], { migrate: false });
+        store.deviceToken('dev-1001').then(() => store.ping()).then(() => console.log('ready'), (e) => console.log(e.message));`;
+      const run = spawnSync(process.execPath, ['-e', script, dbPath], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent' } });
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toBe('cannot write: attempt to write a readonly database\n');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
