@@ -66,7 +66,8 @@ export class SmsIntake {
     } catch (err) {
       await this.giveBack(taken);
       smsMetrics.saveFailed.inc();
-      log.error('AuthCode request not queued: the store failed; the caller gets a fault and its retry is not a duplicate', {
+      // A warning: the request's own error line (the fault, with the stack) follows.
+      log.warn('AuthCode request not queued: the store failed; its allowances are given back, so the retry the fault prompts is queued', {
         phone: maskPhone(checked.phone),
         error: (err as Error).message,
       });
