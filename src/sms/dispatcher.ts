@@ -96,33 +96,44 @@ export class Dispatcher {
         const leaseEnd = now.getTime() + this.options.leaseMs;
         const validSince = new Date(now.getTime() - this.options.codeTtlSeconds * 1000);
         claimed = await this.outbox.claimDue(this.owner, now, new Date(leaseEnd), BATCH, validSince);
-        // Stopped while the claim was under way: nothing of it is sent by this process.
-        await Promise.all(claimed.map((m) => (this.running ? this.deliver(m, leaseEnd) : this.release(m))));
+        await this.deliver(claimed, leaseEnd);
       } while (this.running && (claimed.length === BATCH || this.again));
     } catch (err) {
       log.warn('SMS dispatcher cannot read the outbox; trying again at the next poll', { error: (err as Error).message });
     }
   }
 
-  private async deliver(m: ClaimedSms, leaseEnd: number): Promise<void> {
+  /** Sends a claimed batch side by side, its starts recorded first in one statement. */
+  private async deliver(claimed: ClaimedSms[], leaseEnd: number): Promise<void> {
+    const ready: ClaimedSms[] = [];
+    const settled: Promise<void>[] = [];
+    for (const m of claimed) {
+      const ageMs = Date.now() - Date.parse(m.createdAt);
+      // Stopped while the claim was under way: nothing of it is sent by this process.
+      if (!this.running) settled.push(this.release(m));
+      else if (ageMs >= this.options.codeTtlSeconds * 1000) settled.push(this.expire(m, leaseEnd, ageMs));
+      // A send may only start if it can end while the lease holds: after the lease another dispatcher
+      // may claim the row and send it too. A process slowed down since its claim gives the row back.
+      else if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
+        log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone: maskPhone(m.phone) });
+        settled.push(this.release(m));
+      } else ready.push(m);
+    }
+    let started: ReadonlySet<number> = new Set();
+    if (ready.length > 0) {
+      try {
+        started = new Set(await this.outbox.markStarted(ready.map((m) => m.id), this.owner, new Date()));
+      } catch (err) {
+        // Not sent: without the record a lost answer could not be told from no send. The leases end and they are claimed again.
+        log.warn('SMS not sent: the start of its send could not be recorded', { ids: ready.map((m) => m.id), error: (err as Error).message });
+      }
+    }
+    await Promise.all([...settled, ...ready.filter((m) => started.has(m.id)).map((m) => this.send(m, leaseEnd))]);
+  }
+
+  private async send(m: ClaimedSms, leaseEnd: number): Promise<void> {
     const gateway = this.gateway!;
     const phone = maskPhone(m.phone);
-    const ageMs = Date.now() - Date.parse(m.createdAt);
-    if (ageMs >= this.options.codeTtlSeconds * 1000) return this.expire(m, leaseEnd, ageMs);
-    // A send may only start if it can end while the lease holds: after the lease another dispatcher
-    // may claim the row and send it too. A process slowed down since its claim gives the row back.
-    if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
-      log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone });
-      return this.release(m);
-    }
-    if (!this.running) return this.release(m);
-    try {
-      if (!(await this.outbox.markStarted(m.id, this.owner, new Date()))) return;
-    } catch (err) {
-      // Not sent: without the record a lost answer could not be told from no send. The lease ends and it is claimed again.
-      log.warn('SMS not sent: its start could not be recorded', { id: m.id, phone, error: (err as Error).message });
-      return;
-    }
     if (m.sendStartedAt !== null) {
       smsMetrics.resent.inc();
       log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", { id: m.id, phone, attempt: m.attempts, earlierAttemptAt: m.sendStartedAt });

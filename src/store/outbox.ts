@@ -25,7 +25,8 @@ export const outboxSql = (lock: string) =>
         WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND created_at > ?
         ORDER BY next_attempt_at, id LIMIT ? ${lock})
       RETURNING id, code, phone, attempts, created_at, send_started_at`,
-    started: `UPDATE auth_code_outbox SET send_started_at = ? ${OWNED}`,
+    // For a batch: `ids` is one placeholder per id.
+    started: (ids: string) => `UPDATE auth_code_outbox SET send_started_at = ? WHERE lease_owner = ? AND id IN (${ids}) RETURNING id`,
     delivered: `UPDATE auth_code_outbox SET status = 'delivered', delivered_at = ?, code = NULL, last_error = NULL, ${RELEASE} ${OWNED}`,
     // A claim counted an attempt; a row released unsent gives it back.
     release: `UPDATE auth_code_outbox SET attempts = attempts - 1, ${RELEASE} ${OWNED} AND status = 'pending'`,
@@ -86,8 +87,10 @@ export class SqlOutbox implements SmsOutbox {
     return (await this.conn.run(sql, params)) === 1;
   }
 
-  markStarted(id: number, owner: string, at: Date): Promise<boolean> {
-    return this.owned(this.sql.started, [at.toISOString(), id, owner]);
+  async markStarted(ids: readonly number[], owner: string, at: Date): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.conn.all<Row>(this.sql.started(ids.map(() => '?').join(', ')), [at.toISOString(), owner, ...ids]);
+    return rows.map((r) => Number(r.id));
   }
 
   markDelivered(id: number, owner: string, at: Date): Promise<boolean> {

@@ -56,8 +56,11 @@ export interface OutboxRecord {
 export interface SmsOutbox {
   /** Atomically leases up to `limit` pending rows that are due, not leased, and created after `createdAfter`. */
   claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]>;
-  /** Recorded before the provider is called: a claim that finds it set knows the answer was lost. */
-  markStarted(id: number, owner: string, at: Date): Promise<boolean>;
+  /**
+   * Recorded before the provider is called (a claimed batch at once): a claim that finds it set knows
+   * that an earlier send's answer was lost. The ids whose lease was still the owner's.
+   */
+  markStarted(ids: readonly number[], owner: string, at: Date): Promise<number[]>;
   /** Delivered: the code is erased. */
   markDelivered(id: number, owner: string, at: Date): Promise<boolean>;
   /** Gives back a claimed row that was never sent: pending, unleased, its attempt not counted. */
