@@ -40,7 +40,7 @@ function parseArgs(argv: readonly string[]): Command | null {
 const cell = (v: string | number | null): string => (v === null ? '-' : String(v));
 
 function row(r: OutboxRecord): string {
-  const when = r.status === 'delivered' ? r.deliveredAt : r.status === 'failed' ? r.failedAt : r.nextAttemptAt;
+  const when = r.status === 'delivered' ? r.deliveredAt : r.status === 'pending' ? r.nextAttemptAt : r.failedAt;
   const code = r.status === 'failed' && !r.hasCode ? ' (code erased: cannot be retried)' : '';
   return [r.id, r.status, r.phone, r.attempts, r.createdAt, when, `${cell(r.lastError)}${code}`].map(cell).join('\t');
 }
@@ -53,15 +53,18 @@ export async function main(argv: readonly string[], io: OutboxIo = processIo()):
   }
   let store: Store | undefined;
   try {
-    store = await openStore(loadConfig(io.env));
+    const config = loadConfig(io.env);
+    store = await openStore(config);
     if (command.kind === 'list') {
-      io.out(['id', 'status', 'phone', 'attempts', 'created', 'next/delivered/failed', 'last error'].join('\t'));
+      io.out(['id', 'status', 'phone', 'attempts', 'created', 'next/delivered/ended', 'last error'].join('\t'));
       for (const r of await store.outbox.list(command.failed, command.limit)) io.out(row(r));
       return 0;
     }
-    const n = await store.outbox.retry(command.id, new Date());
+    // A code past its lifetime is useless to the parent: it is not sent again.
+    const validSince = new Date(Date.now() - config.sms.codeTtlSeconds * 1000);
+    const n = await store.outbox.retry(command.id, new Date(), validSince);
     if (command.id !== null && n === 0) {
-      io.err(`error: message ${command.id} cannot be sent again: it does not exist, was delivered, or its code has been erased`);
+      io.err(`error: message ${command.id} cannot be sent again: it does not exist, was delivered, or its code has expired or been erased`);
       return 1;
     }
     io.out(`${n} message${n === 1 ? '' : 's'} queued again; a running service sends ${n === 1 ? 'it' : 'them'} at its next poll`);

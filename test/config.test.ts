@@ -33,10 +33,11 @@ test('defaults', () => {
     workers: 1,
     protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
     sms: {
-      gateway: 'log',
+      gateway: 'none',
       defaultRegion: null,
       allowedCountries: [],
       template: 'Your verification code is {code}',
+      codeTtlSeconds: 600,
       maxAttempts: 8,
       retryBaseMs: 2000,
       leaseMs: 60000,
@@ -47,9 +48,11 @@ test('defaults', () => {
       perAddressPerHour: 20,
       limitExempt: [],
       globalPerMinute: 60,
+      globalPerHour: 1000,
+      globalPerDay: 5000,
       redisUrl: null,
       redisKeyPrefix: 'asmx:sms:',
-      http: { url: '', method: 'POST', headers: {}, body: '{"to":"{phone}","message":"{message}"}', format: 'json', timeoutMs: 10000 },
+      http: { url: '', method: 'POST', headers: {}, body: '{"to":"{phone}","message":"{message}"}', format: 'json', timeoutMs: 10000, idempotencyHeader: 'Idempotency-Key' },
     },
     shadow: null,
   });
@@ -60,7 +63,7 @@ test('SMS settings are read and normalised; Twilio is the HTTP gateway with its 
   expect(c.sms).toMatchObject({ defaultRegion: 'IQ', allowedCountries: ['IQ', 'JO'], redisUrl: 'redis://127.0.0.1:6379/2' });
   expect(c.sms.http.headers).toEqual({ 'X-Key': 'k' });
   const sid = 'AC' + 'a1'.repeat(16);
-  const twilio = loadConfig({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok', TWILIO_FROM: '+15005550006' }).sms.http;
+  const twilio = loadConfig({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }).sms.http;
   expect(twilio).toEqual({
     url: `https://api.twilio.com/2010-04-01/Accounts/${sid}/Messages.json`,
     method: 'POST',
@@ -68,7 +71,19 @@ test('SMS settings are read and normalised; Twilio is the HTTP gateway with its 
     body: 'To={phone}&From=%2B15005550006&Body={message}',
     format: 'form',
     timeoutMs: 10000,
+    idempotencyHeader: '',
   });
+});
+
+test('the countries texted: SMS_ALLOWED_COUNTRIES, else the default region; a sending gateway must name them', () => {
+  const http = { SMS_GATEWAY: 'http', SMS_HTTP_URL: 'https://sms.example/send' };
+  expect(loadConfig({ ...http, SMS_DEFAULT_REGION: 'IQ' }).sms.allowedCountries).toEqual(['IQ']);
+  expect(loadConfig({ ...http, SMS_DEFAULT_REGION: 'IQ', SMS_ALLOWED_COUNTRIES: 'IQ,JO' }).sms.allowedCountries).toEqual(['IQ', 'JO']);
+  expect(loadConfig({ ...http, SMS_ALLOWED_COUNTRIES: '*' }).sms.allowedCountries).toEqual([]);
+  expect(() => loadConfig(http)).toThrow(/^SMS_GATEWAY=http needs SMS_DEFAULT_REGION or SMS_ALLOWED_COUNTRIES/);
+  // Nothing is sent without a gateway: codes are queued whatever their country.
+  expect(loadConfig({}).sms).toMatchObject({ gateway: 'none', allowedCountries: [] });
+  expect(loadConfig({ SMS_GATEWAY: 'log' }).sms.allowedCountries).toEqual([]);
 });
 
 test('shadow settings', () => {
@@ -133,7 +148,11 @@ test.each([
   [{ WORKERS: 'many' }, /^WORKERS /],
   [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],
   [{ PROTOCOLS: ' , ' }, /^PROTOCOLS must list at least one/],
-  [{ SMS_GATEWAY: 'carrier-pigeon' }, /^SMS_GATEWAY must be one of log, http, twilio/],
+  [{ SMS_GATEWAY: 'carrier-pigeon' }, /^SMS_GATEWAY must be one of none, log, http, twilio/],
+  [{ SMS_CODE_TTL_SECONDS: '0' }, /^SMS_CODE_TTL_SECONDS /],
+  [{ SMS_LIMIT_GLOBAL_PER_HOUR: '0' }, /^SMS_LIMIT_GLOBAL_PER_HOUR /],
+  [{ SMS_LIMIT_GLOBAL_PER_DAY: 'lots' }, /^SMS_LIMIT_GLOBAL_PER_DAY /],
+  [{ SMS_HTTP_IDEMPOTENCY_HEADER: 'Idempotency Key' }, /^SMS_HTTP_IDEMPOTENCY_HEADER /],
   [{ SMS_DEFAULT_REGION: 'XX' }, /^SMS_DEFAULT_REGION /],
   [{ SMS_ALLOWED_COUNTRIES: 'IQ,Narnia' }, /^SMS_ALLOWED_COUNTRIES /],
   [{ SMS_TEMPLATE: 'Hello' }, /^SMS_TEMPLATE must contain \{code\}$/],

@@ -9,6 +9,9 @@ import { freePort, request, type Service, servicesPerTest, TOKEN_PATH } from './
 
 const service = servicesPerTest();
 
+/** What /readyz adds while no SMS gateway is configured (the default). */
+const NO_GATEWAY = 'SMS: codes are queued, not sent: no gateway is configured (SMS_GATEWAY=none)';
+
 const metricsOf = async (s: Service) => (await request(s.adminPort, '/metrics')).body;
 
 describe('start', () => {
@@ -17,6 +20,8 @@ describe('start', () => {
     const line = s.lines.find((l) => l.msg.startsWith('listening on '))!;
     expect(line.msg).toContain(`open http://127.0.0.1:${s.port}/AuthCodeSending.asmx`);
     expect(line.msg).toMatch(new RegExp(`store SQLite ${s.dbPath.replace(/[.]/g, '\\.')}: \\d+ students, \\d+ devices$`));
+    // No gateway by default: the line says that codes are not sent.
+    expect(line.sms).toBe('SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min');
     expect(line.msg).not.toContain('empty');
   });
 
@@ -106,8 +111,8 @@ describe('request log', () => {
     });
     expect(r.status).toBe(200);
     await s.waitFor((l) => l.reqId === r.headers['x-request-id']);
-    // The log gateway's own line is the text message itself (nothing is sent with SMS_GATEWAY=log).
-    const all = s.lines.filter((l) => l.msg !== 'sms (log gateway, not sent)').map((l) => JSON.stringify(l)).join('\n');
+    // The default gateway (none) queues the code and writes it nowhere.
+    const all = s.lines.map((l) => JSON.stringify(l)).join('\n');
     expect(all).not.toContain('480213');
     expect(all).not.toContain('7701234567');
   });
@@ -148,14 +153,14 @@ describe('admin listener', () => {
   test('/healthz answers; /readyz follows the store', async () => {
     const s = await service();
     expect(await request(s.adminPort, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
-    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
     // The database file moved away: the service would not find it again.
     fs.renameSync(s.dbPath, `${s.dbPath}.moved`);
     const down = await request(s.adminPort, '/readyz');
     expect(down.status).toBe(503);
     expect(down.body).toMatch(/^not ready: store: .*no longer the file opened at start/);
     fs.renameSync(`${s.dbPath}.moved`, s.dbPath);
-    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
     expect((await request(s.adminPort, '/nothing')).status).toBe(404);
   });
 

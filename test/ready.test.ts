@@ -3,6 +3,9 @@ import fs from 'fs';
 import path from 'path';
 import { BUILD_DIR, request, servicesPerTest, storeDir } from './helpers/service';
 
+/** What /readyz adds while no SMS gateway is configured (the default). */
+const NO_GATEWAY = 'SMS: codes are queued, not sent: no gateway is configured (SMS_GATEWAY=none)';
+
 /**
  * Ready means able (issue 21, rule 9): a SQLite file the service user cannot write is refused at
  * start with one line, and readiness turns false, with the reason, once the store cannot be written.
@@ -38,7 +41,7 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
 
   test('the same files, writable by the service user: it starts and is ready', async () => {
     const s = await service({ uid: NOBODY, prepare: (dir, db) => (rootCompanions(dir, db), fs.chownSync(`${db}-wal`, NOBODY, NOBODY), fs.chownSync(`${db}-shm`, NOBODY, NOBODY)) });
-    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
   });
 
   test('readiness turns false, with the reason, once the file or its -wal cannot be written; true again once it can', async () => {
@@ -46,14 +49,14 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
     // An AuthCode makes the -wal exist (the service holds it open from then on).
     await request(s.port, '/AuthCodeSending.asmx/AuthCode?code=1234&phone=%2B9647701234567');
     expect(fs.existsSync(`${s.dbPath}-wal`)).toBe(true);
-    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
 
     fs.chmodSync(s.dbPath, 0o444);
     const readOnly = await request(s.adminPort, '/readyz');
     expect(readOnly.status).toBe(503);
     expect(readOnly.body).toBe(`not ready: store: the file ${s.dbPath} is not writable by this user (uid ${NOBODY}): owner uid ${NOBODY}, mode 444; the service writes the file, its -wal and -shm companions and its directory\n`);
     fs.chmodSync(s.dbPath, 0o644);
-    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+    expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
 
     fs.chownSync(`${s.dbPath}-wal`, 0, 0);
     expect((await request(s.adminPort, '/readyz')).body).toMatch(new RegExp(`^not ready: store: its -wal file ${escape(s.dbPath)}-wal is not writable by this user \\(uid ${NOBODY}\\): owner uid 0`));

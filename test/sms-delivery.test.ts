@@ -1,8 +1,10 @@
 import { Dispatcher } from '../src/sms';
+import { messageKey } from '../src/sms/dispatcher';
 import { createGateway } from '../src/sms/gateways';
+import { smsMetrics } from '../src/sms/metrics';
 import type { ClaimedSms, SmsOutbox } from '../src/store/store';
-import { settle, until } from './helpers/sms-gateway';
-import { byStatus, phone, rows, smsServices } from './helpers/sms-service';
+import { captureLog, settle, until } from './helpers/sms-gateway';
+import { authCode, byStatus, phone, rows, smsServices } from './helpers/sms-service';
 
 /**
  * Delivery's promises with faults injected: a dispatcher stopped mid-claim, a save or an outcome
@@ -55,4 +57,88 @@ test('stop() during a claim releases what it claimed: nothing sent, no attempt c
   s.sms.dispatcher.start();
   await until('the three are delivered', async () => (await byStatus(s, 'delivered')) === 3, 10_000);
   expect(world.gateway.requests).toHaveLength(3);
+});
+
+const resent = async () => (await smsMetrics.resent.get()).values[0]?.value ?? 0;
+
+test("a save that throws: AuthCode faults and uses up nothing, so the app's retry of the same code is queued and sent once", async () => {
+  // One code an hour for this phone: a save that failed must not have spent it.
+  const s = await world.service({ SMS_LIMIT_PER_PHONE: '1', SMS_LIMIT_PER_ADDRESS: '1', SMS_LIMIT_GLOBAL_PER_MINUTE: '1' });
+  jest.spyOn(s.store, 'enqueueAuthCode').mockRejectedValueOnce(new Error('disk I/O error'));
+  const failed = await authCode(s.app, '6060', phone(1));
+  expect(failed.status).toBe(500);
+  expect(await rows(s)).toEqual([]);
+  // The app retries the same request: not a duplicate, within every limit.
+  expect((await authCode(s.app, '6060', phone(1))).status).toBe(200);
+  await until('the retry is delivered', async () => (await byStatus(s, 'delivered')) === 1);
+  await settle(200);
+  expect(world.gateway.requests.map((r) => (JSON.parse(r.body) as { to: string }).to)).toEqual([phone(1)]);
+  // A third request is over the limits: they were spent once, by the request that was queued.
+  await authCode(s.app, '7070', phone(1));
+  await settle(200);
+  expect(await rows(s)).toHaveLength(1);
+});
+
+test("the provider accepts but its answer is lost: sent again once, with the same idempotency key, counted and logged", async () => {
+  const captured = captureLog();
+  const before = await resent();
+  try {
+    const s = await world.service();
+    world.gateway.honourIdempotency = true;
+    world.gateway.script.push('drop');
+    await authCode(s.app, '8080', phone(1));
+    await until('the message is delivered', async () => (await byStatus(s, 'delivered')) === 1);
+    await settle(200);
+    const [row] = await rows(s);
+    expect(row).toMatchObject({ status: 'delivered', attempts: 2 });
+  } finally {
+    captured.restore();
+  }
+  const keys = world.gateway.requests.map((r) => r.headers['idempotency-key']);
+  expect(keys).toHaveLength(2);
+  expect(keys[0]).toMatch(/^sms-[\w-]{24}$/);
+  expect(keys[1]).toBe(keys[0]);
+  // A provider that honours the key sends the message once.
+  expect(world.gateway.delivered).toBe(1);
+  expect((await resent()) - before).toBe(1);
+  expect(captured.lines.filter((l) => l.msg.startsWith('SMS sent again'))).toEqual([
+    { level: 'warn', msg: "SMS sent again: the provider's answer to an earlier attempt was lost", fields: expect.objectContaining({ phone: '+96477****001', attempt: 2 }) },
+  ]);
+});
+
+test('a send the provider refused (HTTP 503) is tried again without counting a resend; one it never answered counts', async () => {
+  const s = await world.service();
+  const before = await resent();
+  world.gateway.script.push(503);
+  await authCode(s.app, '1111', phone(1));
+  await until('the first is delivered', async () => (await byStatus(s, 'delivered')) === 1);
+  expect((await resent()) - before).toBe(0);
+  world.gateway.script.push('hang');
+  await authCode(s.app, '2222', phone(2));
+  await until('the second is delivered', async () => (await byStatus(s, 'delivered')) === 2);
+  expect((await resent()) - before).toBe(1);
+  expect(world.gateway.requests).toHaveLength(4);
+});
+
+test('the outcome failing to be recorded after the provider accepted is recorded again, not sent again', async () => {
+  const s = await world.service({}, false);
+  const fail = jest.spyOn(s.store.outbox, 'markDelivered');
+  fail.mockRejectedValueOnce(new Error('connection lost')).mockRejectedValueOnce(new Error('connection lost'));
+  const before = await resent();
+  s.sms.start();
+  await authCode(s.app, '3333', phone(1));
+  await until('the message is delivered', async () => (await byStatus(s, 'delivered')) === 1, 10_000);
+  // Longer than the lease (2 s): a row left to its lease would have been claimed and sent again.
+  await settle(2500);
+  expect(fail).toHaveBeenCalledTimes(3);
+  expect(world.gateway.requests).toHaveLength(1);
+  expect((await resent()) - before).toBe(0);
+  expect((await rows(s))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+});
+
+test("each message's key is the same in every process and differs between messages", () => {
+  const a = { id: 7, createdAt: '2025-01-01T00:00:00.000Z' };
+  expect(messageKey(a)).toBe(messageKey({ ...a }));
+  expect(messageKey(a)).not.toBe(messageKey({ ...a, id: 8 }));
+  expect(messageKey(a)).not.toBe(messageKey({ ...a, createdAt: '2025-01-01T00:00:00.001Z' }));
 });

@@ -87,6 +87,24 @@ describeRedis('limits shared through Redis', () => {
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.join(' ')).not.toMatch(/9647701|777|192\.0\.2|203\.0\.113/);
   });
+
+  test.each([['SMS_LIMIT_GLOBAL_PER_HOUR'], ['SMS_LIMIT_GLOBAL_PER_DAY']])(
+    '%s holds across two processes; a save that fails in one gives its allowances back for the retry in the other',
+    async (setting) => {
+      const sms = loadConfig({ [setting]: '4', SMS_LIMIT_GLOBAL_PER_MINUTE: '1000', SMS_LIMIT_PER_PHONE: '1' }).sms;
+      const a = processWith(sms, REDIS_URL);
+      const b = processWith(sms, REDIS_URL);
+      await until('both are connected', () => a.limiter.shared && b.limiter.shared);
+      jest.spyOn(a.store, 'enqueueAuthCode').mockRejectedValueOnce(new Error('disk I/O error'));
+      await expect(a.intake.accept('1', phone(0), '198.51.100.1')).rejects.toThrow('disk I/O error');
+      // The app's retry lands on the other process: no duplicate, the phone's one code not spent.
+      await b.intake.accept('1', phone(0), '198.51.100.1');
+      expect(await a.store.pendingAuthCodes(100)).toHaveLength(1);
+      // Three more fit the budget of four, whichever process takes them.
+      for (let i = 1; i < 8; i += 1) await (i % 2 === 0 ? a : b).intake.accept('1', phone(i), `192.0.2.${i}`);
+      expect((await a.store.pendingAuthCodes(100)).map((p) => p.phone)).toEqual([0, 1, 2, 3].map(phone));
+    },
+  );
 });
 
 /** A free port of this engineer's range (9400-9499), for a Redis of the test's own. */

@@ -67,16 +67,17 @@ describe('HTTP gateway', () => {
   });
   afterEach(() => fake.close());
 
-  const http = (env: Record<string, string>) => new HttpGateway(loadConfig({ SMS_GATEWAY: 'http', SMS_HTTP_URL: `${url}/sms`, ...env }).sms.http);
-  const message = { phone: '+9647701234567', code: '4821', text: 'رمز "التحقق" & 4821' };
+  const http = (env: Record<string, string>) => new HttpGateway(loadConfig({ SMS_GATEWAY: 'http', SMS_HTTP_URL: `${url}/sms`, SMS_DEFAULT_REGION: 'IQ', ...env }).sms.http);
+  const message = { phone: '+9647701234567', code: '4821', text: 'رمز "التحقق" & 4821', key: 'sms-k1' };
 
   test('a JSON body escapes the values inside the template’s strings; headers are sent', async () => {
-    await http({ SMS_HTTP_HEADERS: '{"X-Api-Key":"k-1"}', SMS_HTTP_BODY: '{"to":"{phone}","text":"{message}","unicode":"{unicode}","c":"{code}"}' }).send(message);
+    await http({ SMS_HTTP_HEADERS: '{"X-Api-Key":"k-1"}', SMS_HTTP_BODY: '{"to":"{phone}","text":"{message}","unicode":"{unicode}","c":"{code}","k":"{key}"}' }).send(message);
     const [req] = fake.requests;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe('/sms');
     expect(req!.headers['x-api-key']).toBe('k-1');
-    expect(JSON.parse(req!.body)).toEqual({ to: '+9647701234567', text: 'رمز "التحقق" & 4821', unicode: '1', c: '4821' });
+    expect(req!.headers['idempotency-key']).toBe('sms-k1');
+    expect(JSON.parse(req!.body)).toEqual({ to: '+9647701234567', text: 'رمز "التحقق" & 4821', unicode: '1', c: '4821', k: 'sms-k1' });
   });
 
   test('a form body is UTF-8 form encoding; PUT and the UCS-2 hex form are available', async () => {
@@ -104,11 +105,26 @@ describe('HTTP gateway', () => {
     expect(err).toMatchObject({ retryable, message: `HTTP ${status}: {"message":"try later"}` });
   });
 
-  test('a time-out and a refused connection are retryable', async () => {
-    fake.script.push('hang');
-    await expect(http({ SMS_HTTP_TIMEOUT_MS: '100' }).send(message)).rejects.toMatchObject({ retryable: true, message: 'no answer within 100 ms' });
-    const closed = new HttpGateway({ ...loadConfig({}).sms.http, url: 'http://127.0.0.1:9/' });
-    await expect(closed.send(message)).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/^request failed/) });
+  test('the idempotency header can be renamed or left out', async () => {
+    await http({ SMS_HTTP_IDEMPOTENCY_HEADER: 'X-Request-Id' }).send(message);
+    await http({ SMS_HTTP_IDEMPOTENCY_HEADER: '' }).send(message);
+    expect(fake.requests.map((r) => [r.headers['x-request-id'], r.headers['idempotency-key']])).toEqual([
+      ['sms-k1', undefined],
+      [undefined, undefined],
+    ]);
+  });
+
+  test('a time-out and a dropped connection are retryable answers lost; a refused connection sent nothing', async () => {
+    fake.script.push('hang', 'drop');
+    await expect(http({ SMS_HTTP_TIMEOUT_MS: '100' }).send(message)).rejects.toMatchObject({ retryable: true, answerLost: true, message: 'no answer within 100 ms' });
+    await expect(http({}).send(message)).rejects.toMatchObject({ retryable: true, answerLost: true, message: expect.stringMatching(/^request failed/) });
+    expect(fake.delivered).toBe(1);
+    // A port just freed: nothing listens there.
+    const spare = new FakeGateway();
+    const spareUrl = await spare.listen();
+    await spare.close();
+    const closed = new HttpGateway({ ...loadConfig({}).sms.http, url: `${spareUrl}/sms` });
+    await expect(closed.send(message)).rejects.toMatchObject({ retryable: true, answerLost: false, message: 'request failed (ECONNREFUSED)' });
   });
 
   test('the Twilio preset posts the form Twilio documents, with basic auth', async () => {
@@ -118,6 +134,8 @@ describe('HTTP gateway', () => {
     const [req] = fake.requests;
     expect(req!.url).toBe(`/2010-04-01/Accounts/${sid}/Messages.json`);
     expect(req!.headers.authorization).toBe(`Basic ${Buffer.from(`${sid}:tok`).toString('base64')}`);
+    // Twilio documents no idempotency key for messages: none is sent.
+    expect(req!.headers['idempotency-key']).toBeUndefined();
     expect(Object.fromEntries(new URLSearchParams(req!.body))).toEqual({ To: '+9647701234567', From: '+15005550006', Body: message.text });
     const service = twilioPreset({ accountSid: sid, authToken: 'tok', from: 'MG' + '0'.repeat(32), apiUrl: url, timeoutMs: 1000 });
     expect(service.body).toBe(`To={phone}&MessagingServiceSid=MG${'0'.repeat(32)}&Body={message}`);

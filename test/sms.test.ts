@@ -130,7 +130,7 @@ test('after SMS_MAX_ATTEMPTS failures the message is failed with the last error,
   expect(gateway.requests).toHaveLength(3);
   const [failed] = await rows(s);
   expect(failed).toMatchObject({ status: 'failed', attempts: 3, lastError: 'HTTP 502: {"message":"try later"}', hasCode: true });
-  expect(await s.store.outbox.retry(failed!.id, new Date())).toBe(1);
+  expect(await s.store.outbox.retry(failed!.id, new Date(), new Date(0))).toBe(1);
   s.sms.dispatcher.wake();
   await until('the message is delivered', async () => (await byStatus(s, 'delivered')) === 1);
   expect(sentTo().map((m) => m.message)).toEqual(Array(4).fill('رمز التحقق: 3131'));
@@ -145,7 +145,7 @@ test("a 4xx other than 429 is the provider's final no; with SMS_FAILED_HOLD_MINU
   expect(gateway.requests).toHaveLength(1);
   const [failed] = await rows(s);
   expect(failed).toMatchObject({ attempts: 1, hasCode: false, lastError: 'HTTP 400: {"message":"try later"}' });
-  expect(await s.store.outbox.retry(failed!.id, new Date())).toBe(0);
+  expect(await s.store.outbox.retry(failed!.id, new Date(), new Date(0))).toBe(0);
 });
 
 test('the service killed between storing and sending delivers after restart; a dead claim is taken over when its lease ends', async () => {
@@ -154,7 +154,7 @@ test('the service killed between storing and sending delivers after restart; a d
   await authCode(first.app, '1002', '+9647701234568');
   // The second one was claimed by a process that died mid-send: its lease runs out in 300 ms.
   const now = new Date();
-  const [claimed] = await first.store.outbox.claimDue('dead-process', now, new Date(now.getTime() + 300), 1);
+  const [claimed] = await first.store.outbox.claimDue('dead-process', now, new Date(now.getTime() + 300), 1, new Date(0));
   expect(claimed!.code).toBe('1001');
   await first.sms.close();
   await first.store.close();
@@ -173,8 +173,8 @@ test('two processes on one database never send a message twice', async () => {
   const b = await service({}, false);
   const n = 60;
   for (let i = 0; i < n; i += 1) await (i % 2 === 0 ? a : b).store.enqueueAuthCode(String(i), phone(i));
-  a.sms.dispatcher.start();
-  b.sms.dispatcher.start();
+  a.sms.start();
+  b.sms.start();
   await until('every message is delivered', async () => (await byStatus(a, 'delivered')) === n, 15000);
   await settle(200);
   const to = sentTo().map((m) => m.to);
@@ -241,7 +241,7 @@ test('shutdown stops claiming, finishes the sends in flight and leaves the rest 
   gateway.delayMs = 200;
   const s = await service({}, false);
   for (let i = 0; i < 15; i += 1) await s.store.enqueueAuthCode(String(i), phone(i));
-  s.sms.dispatcher.start();
+  s.sms.start();
   await until('sends are in flight', () => gateway.requests.length > 0);
   await s.sms.dispatcher.stop();
   const delivered = await byStatus(s, 'delivered');
@@ -255,20 +255,6 @@ test('shutdown stops claiming, finishes the sends in flight and leaves the rest 
   await until('the rest is delivered', async () => (await byStatus(next, 'delivered')) === 15, 10000);
   expect(new Set(sentTo().map((m) => m.to)).size).toBe(15);
   expect(gateway.requests).toHaveLength(15);
-});
-
-test('delivered rows older than SMS_RETENTION_DAYS are purged; failed codes are erased after their hold', async () => {
-  const s = await service({ SMS_MAX_ATTEMPTS: '1' });
-  gateway.script.push(200, 500);
-  await authCode(s.app, '1111', phone(1));
-  await until('delivered', async () => (await byStatus(s, 'delivered')) === 1);
-  await authCode(s.app, '2222', phone(2));
-  await until('failed', async () => (await byStatus(s, 'failed')) === 1);
-  const day = 86_400_000;
-  expect(await s.store.outbox.tidy(new Date(Date.now() - day), new Date(Date.now() - 60_000))).toEqual({ purged: 0, erased: 0 });
-  expect(await s.store.outbox.tidy(new Date(Date.now() + 1000), new Date(Date.now() + 1000))).toEqual({ purged: 1, erased: 1 });
-  expect(await rows(s)).toEqual([expect.objectContaining({ status: 'failed', hasCode: false, phone: phone(2) })]);
-  expect(await s.store.outbox.counts()).toEqual({ pending: 0, delivered: 0, failed: 1 });
 });
 
 test('no log line holds a code or a whole phone number', async () => {

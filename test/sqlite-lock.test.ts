@@ -46,7 +46,7 @@ beforeEach(async () => {
   const data = (name: string) => fileSource(name, path.join(__dirname, 'fixtures', 'data', name));
   await importFiles({ devices: data('devices.csv') }, { delimiter: ',', replace: false }, () => store.beginImport());
   sms = createSms(config.sms, store);
-  sms.dispatcher.start();
+  sms.start();
   app = await createApp(config, store, { intake: sms.intake });
   blocker = new Database(dbPath, { timeout: 0 });
 });
@@ -156,8 +156,8 @@ test('the dispatcher and the outbox command wait for the lock too, off the event
   await store.enqueueAuthCode('7777', '+9647701234569');
   const loop = loopWatch();
   const released = holdWriteLock(1500);
-  const claim = store.outbox.claimDue('test', new Date(), new Date(Date.now() + 60_000), 10);
-  const retried = store.outbox.retry(null, new Date());
+  const claim = store.outbox.claimDue('test', new Date(), new Date(Date.now() + 60_000), 10, new Date(0));
+  const retried = store.outbox.retry(null, new Date(), new Date(0));
   await released;
   expect((await claim).map((m) => m.code)).toEqual(['7777']);
   expect(await retried).toBe(0);

@@ -266,7 +266,7 @@ describe('AuthCode outbox', () => {
     await store.enqueueAuthCode('1', 'a');
     await store.enqueueAuthCode('2', 'b');
     const now = new Date();
-    const [first] = await store.outbox.claimDue('me', now, new Date(now.getTime() + 60_000), 1);
+    const [first] = await store.outbox.claimDue('me', now, new Date(now.getTime() + 60_000), 1, new Date(0));
     expect(first!.code).toBe('1');
     expect(await store.outbox.markDelivered(first!.id, 'me', now)).toBe(true);
     expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['2']);

@@ -3,16 +3,22 @@ import { twilioPreset } from '../sms/gateways/twilio';
 import type { AddressRange } from '../address';
 import { absoluteUrl, addressRanges, ConfigError, type Getter, nonEmpty, oneOf, wholeNumber } from './parse';
 
-export type SmsGatewayKind = 'log' | 'http' | 'twilio';
+/** `none` (the default) queues codes and sends nothing; `log` writes them to the log, for development. */
+export type SmsGatewayKind = 'none' | 'log' | 'http' | 'twilio';
 
 /** How AuthCode requests become text messages: see the README's SMS section. */
 export interface SmsConfig {
   gateway: SmsGatewayKind;
   /** ISO region for numbers written without a country code, or null: such numbers are refused. */
   defaultRegion: string | null;
-  /** ISO regions a number may belong to; empty for any. */
+  /**
+   * ISO regions a number may belong to: SMS_ALLOWED_COUNTRIES, else SMS_DEFAULT_REGION's; empty for
+   * any (SMS_ALLOWED_COUNTRIES=*, or neither set while nothing is sent).
+   */
   allowedCountries: readonly string[];
   template: string;
+  /** A code older than this is never sent: it is marked expired and erased. */
+  codeTtlSeconds: number;
   maxAttempts: number;
   retryBaseMs: number;
   /** How long a claimed message belongs to one dispatcher; longer than any send may take. */
@@ -26,6 +32,8 @@ export interface SmsConfig {
   /** Callers the per-address limit does not count (an application server calling from its back end). */
   limitExempt: readonly AddressRange[];
   globalPerMinute: number;
+  globalPerHour: number;
+  globalPerDay: number;
   /** Shared counters across processes, or null for per-process ones. */
   redisUrl: string | null;
   redisKeyPrefix: string;
@@ -40,6 +48,8 @@ export interface SmsHttpConfig {
   body: string;
   format: 'json' | 'form';
   timeoutMs: number;
+  /** The header that carries each message's idempotency key (the same on every attempt), or '' for none. */
+  idempotencyHeader: string;
 }
 
 function region(name: string, value: string): string {
@@ -70,21 +80,36 @@ function headers(value: string): Record<string, string> {
   return parsed as Record<string, string>;
 }
 
+/** Which numbers may be texted: SMS_ALLOWED_COUNTRIES, else the default region's; a sending gateway needs one. */
+function countries(get: Getter, gateway: SmsGatewayKind, defaultRegion: string | null): string[] {
+  const allowed = get('SMS_ALLOWED_COUNTRIES', '').trim();
+  if (allowed === '*') return [];
+  if (allowed !== '') return allowed.split(',').map((c) => region('SMS_ALLOWED_COUNTRIES', c));
+  if (defaultRegion !== null) return [defaultRegion];
+  if (gateway === 'http' || gateway === 'twilio') {
+    // Texting any country by default is what SMS pumping lives on: the operator names them.
+    throw new ConfigError(`SMS_GATEWAY=${gateway} needs SMS_DEFAULT_REGION or SMS_ALLOWED_COUNTRIES (ISO codes such as IQ, or * for any country)`);
+  }
+  return [];
+}
+
 const DEFAULT_BODY = { json: '{"to":"{phone}","message":"{message}"}', form: 'to={phone}&message={message}' } as const;
 
 export function loadSms(get: Getter): SmsConfig {
   const count = (name: string, fallback: number, min = 1) => wholeNumber(name, get(name, String(fallback)), min, 999_999_999);
-  const gateway = oneOf('SMS_GATEWAY', get('SMS_GATEWAY', 'log'), ['log', 'http', 'twilio'] as const);
-  const defaultRegion = get('SMS_DEFAULT_REGION', '');
-  const allowed = get('SMS_ALLOWED_COUNTRIES', '');
+  const gateway = oneOf('SMS_GATEWAY', get('SMS_GATEWAY', 'none'), ['none', 'log', 'http', 'twilio'] as const);
+  const defaultRegion = get('SMS_DEFAULT_REGION', '') === '' ? null : region('SMS_DEFAULT_REGION', get('SMS_DEFAULT_REGION', ''));
   const template = nonEmpty('SMS_TEMPLATE', get('SMS_TEMPLATE', 'Your verification code is {code}'));
   if (!template.includes('{code}')) throw new ConfigError('SMS_TEMPLATE must contain {code}');
   const redis = get('REDIS_URL', '');
+  // The gateway's own settings first: their messages say what is missing before the countries do.
+  const http = loadSmsHttp(get, gateway);
   const sms: SmsConfig = {
     gateway,
-    defaultRegion: defaultRegion === '' ? null : region('SMS_DEFAULT_REGION', defaultRegion),
-    allowedCountries: allowed.trim() === '' ? [] : allowed.split(',').map((c) => region('SMS_ALLOWED_COUNTRIES', c)),
+    defaultRegion,
+    allowedCountries: countries(get, gateway, defaultRegion),
     template,
+    codeTtlSeconds: wholeNumber('SMS_CODE_TTL_SECONDS', get('SMS_CODE_TTL_SECONDS', '600'), 1, 86_400),
     maxAttempts: count('SMS_MAX_ATTEMPTS', 8),
     retryBaseMs: count('SMS_RETRY_BASE_MS', 2000),
     leaseMs: count('SMS_LEASE_MS', 60_000),
@@ -95,9 +120,11 @@ export function loadSms(get: Getter): SmsConfig {
     perAddressPerHour: count('SMS_LIMIT_PER_ADDRESS', 20),
     limitExempt: addressRanges('SMS_LIMIT_EXEMPT', get('SMS_LIMIT_EXEMPT', '')),
     globalPerMinute: count('SMS_LIMIT_GLOBAL_PER_MINUTE', 60),
+    globalPerHour: count('SMS_LIMIT_GLOBAL_PER_HOUR', 1000),
+    globalPerDay: count('SMS_LIMIT_GLOBAL_PER_DAY', 5000),
     redisUrl: redis === '' ? null : redisUrl(redis),
     redisKeyPrefix: get('REDIS_KEY_PREFIX', 'asmx:sms:'),
-    http: loadSmsHttp(get, gateway),
+    http,
   };
   if (sms.leaseMs <= sms.http.timeoutMs) {
     throw new ConfigError(`SMS_LEASE_MS must be longer than SMS_HTTP_TIMEOUT_MS (${sms.http.timeoutMs}), got "${sms.leaseMs}"`);
@@ -130,10 +157,14 @@ function loadSmsHttp(get: Getter, gateway: SmsGatewayKind): SmsHttpConfig {
   const body = get('SMS_HTTP_BODY', DEFAULT_BODY[format]);
   if (format === 'json') {
     try {
-      JSON.parse(body.replace(/\{(phone|message|code|unicode|ucs2)\}/g, 'x'));
+      JSON.parse(body.replace(/\{(phone|message|code|unicode|ucs2|key)\}/g, 'x'));
     } catch {
       throw new ConfigError(`SMS_HTTP_BODY must be JSON (placeholders inside strings) when SMS_HTTP_FORMAT=json, got "${body}"`);
     }
+  }
+  const idempotencyHeader = get('SMS_HTTP_IDEMPOTENCY_HEADER', 'Idempotency-Key').trim();
+  if (idempotencyHeader !== '' && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(idempotencyHeader)) {
+    throw new ConfigError(`SMS_HTTP_IDEMPOTENCY_HEADER must be an HTTP header name or empty, got "${idempotencyHeader}"`);
   }
   return {
     url: url === '' ? '' : absoluteUrl('SMS_HTTP_URL', url, true),
@@ -142,5 +173,6 @@ function loadSmsHttp(get: Getter, gateway: SmsGatewayKind): SmsHttpConfig {
     body,
     format,
     timeoutMs,
+    idempotencyHeader,
   };
 }

@@ -10,6 +10,8 @@ export interface Readiness {
 export interface AdminSources {
   metrics(): Promise<Scrape>;
   readiness(): Promise<Readiness>;
+  /** A line /readyz adds to its ready answer: what works otherwise than an operator may assume (SMS not sent). */
+  note?: string;
 }
 
 /**
@@ -32,7 +34,8 @@ export function createAdminServer(sources: AdminSources): http.Server {
           return send(200, text, 'ok\n');
         case '/readyz': {
           const r = await sources.readiness();
-          return r.ready ? send(200, text, 'ready\n') : send(503, text, `not ready: ${r.reason ?? 'unknown'}\n`);
+          const note = sources.note === undefined ? '' : `${sources.note}\n`;
+          return r.ready ? send(200, text, `ready\n${note}`) : send(503, text, `not ready: ${r.reason ?? 'unknown'}\n`);
         }
         case '/metrics': {
           const m = await sources.metrics();

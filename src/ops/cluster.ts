@@ -3,6 +3,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
+import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 import { listenOrExit } from './listen';
@@ -85,7 +86,7 @@ export async function runPrimary(config: Config): Promise<void> {
       for (const socket of waiting.splice(0)) dispatch(socket);
       if (!announced && serving.length === config.workers) {
         announced = true;
-        log.info(startLine(config, port, counts, config.workers));
+        log.info(startLine(config, port, counts, config.workers), { sms: smsSummary(config.sms) });
       }
     });
     worker.once('exit', () => clearTimeout(steady));
@@ -122,6 +123,7 @@ export async function runPrimary(config: Config): Promise<void> {
     admin = createAdminServer({
       metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
       readiness: () => clusterReadiness(serving),
+      note: smsReadiness(config.sms),
     });
     await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });

@@ -6,7 +6,7 @@ import { createShadow, type Shadow } from '../shadow';
 import type { OpenOptions } from '../store/migrations';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
-import { createSms, type Sms } from '../sms';
+import { createSms, type Sms, smsReadiness, smsSummary } from '../sms';
 import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
 import { listenOrExit } from './listen';
@@ -48,7 +48,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   const store = await openStoreOrExit(config, { migrate: role !== 'worker' });
   watchStore(store);
   const sms = createSms(config.sms, store);
-  sms.dispatcher.start();
+  sms.start();
   const shadow = createShadow(config);
   const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
   const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));
@@ -75,9 +75,10 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
 
   const port = await listenOrExit(server, config.port, config.host, 'HOST, PORT');
-  log.info(startLine(config, port, await store.counts(), 1));
+  // The SMS summary as a field of its own: the line's message is cut at the log's bound for a value.
+  log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
   if (config.adminPort !== 0) {
-    admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store) });
+    admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store), note: smsReadiness(config.sms) });
     await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
   }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SmsConfig } from '../config';
 import { log } from '../log';
@@ -8,46 +8,53 @@ import { renderMessage } from './message';
 import { smsMetrics } from './metrics';
 import { maskPhone } from './validation';
 
-type DispatcherOptions = Pick<SmsConfig, 'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'retentionDays' | 'failedHoldMinutes'> & {
+type DispatcherOptions = Pick<SmsConfig, 'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'failedHoldMinutes' | 'codeTtlSeconds'> & {
   /** The longest a send may take (the gateway's time-out); 0 for a gateway that does not wait. */
   sendTimeoutMs: number;
 };
 
 /** Messages claimed, and sent side by side, at a time. */
 const BATCH = 10;
-const TIDY_MS = 60_000;
 const MAX_BACKOFF_MS = 3_600_000;
-const DAY = 86_400_000;
+/** How long an outcome the outbox would not take is tried again: store blips, not outages. */
+const RECORD_RETRY_MS = 5000;
+
+/** The message's key for the provider: the same on every attempt and in every process, and opaque. */
+export const messageKey = (m: Pick<ClaimedSms, 'id' | 'createdAt'>): string =>
+  `sms-${createHash('sha256').update(`${m.id} ${m.createdAt}`).digest('base64url').slice(0, 24)}`;
 
 /**
  * Sends what is due in the outbox. Each process runs one; they share the outbox through leases:
  * a claim takes rows no other dispatcher holds, for leaseMs, which is longer than any send may
  * take, so a message is sent by one dispatcher at a time, and a dead one's rows are taken over
  * when its leases end. A failed send is retried with exponential backoff and jitter.
+ *
+ * Exactly once where it can be: the start of each send is recorded before the provider is called,
+ * and cleared by the provider's answer. A claim that finds it set knows that an earlier send's
+ * answer was lost (a time-out, a dropped connection, a process killed mid-send): only then is a
+ * message sent a second time, counted in asmx_sms_resent_total and logged. An outcome the outbox
+ * fails to record is tried again, not sent again.
  */
 export class Dispatcher {
   /** Names the leases this dispatcher holds; unique per process and start. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private timer: NodeJS.Timeout | undefined;
-  private tidyTimer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | null = null;
-  private tidying: Promise<void> | null = null;
   private again = false;
   private running = false;
   private stopped: Promise<void> | null = null;
 
   constructor(
     private readonly outbox: SmsOutbox,
-    private readonly gateway: SmsGateway,
+    /** Null (SMS_GATEWAY=none): nothing is claimed or sent; codes stay queued until they expire. */
+    private readonly gateway: SmsGateway | null,
     private readonly options: DispatcherOptions,
   ) {}
 
   start(): void {
-    if (this.running || this.stopped !== null) return;
+    if (this.gateway === null || this.running || this.stopped !== null) return;
     this.running = true;
     this.wake();
-    this.tidyNow();
-    this.tidyTimer = setInterval(() => this.tidyNow(), TIDY_MS).unref();
   }
 
   /** Something was queued: look now rather than at the next poll. */
@@ -75,8 +82,7 @@ export class Dispatcher {
     this.stopped ??= (async () => {
       this.running = false;
       clearTimeout(this.timer);
-      clearInterval(this.tidyTimer);
-      await Promise.all([this.cycle, this.tidying]);
+      await this.cycle;
     })();
     return this.stopped;
   }
@@ -88,36 +94,79 @@ export class Dispatcher {
         this.again = false;
         const now = new Date();
         const leaseEnd = now.getTime() + this.options.leaseMs;
-        claimed = await this.outbox.claimDue(this.owner, now, new Date(leaseEnd), BATCH);
-        // Stopped while the claim was under way: nothing of it is sent by this process.
-        await Promise.all(claimed.map((m) => (this.running ? this.deliver(m, leaseEnd) : this.release(m))));
+        const validSince = new Date(now.getTime() - this.options.codeTtlSeconds * 1000);
+        claimed = await this.outbox.claimDue(this.owner, now, new Date(leaseEnd), BATCH, validSince);
+        await this.deliver(claimed, leaseEnd);
       } while (this.running && (claimed.length === BATCH || this.again));
     } catch (err) {
       log.warn('SMS dispatcher cannot read the outbox; trying again at the next poll', { error: (err as Error).message });
     }
   }
 
-  private async deliver(m: ClaimedSms, leaseEnd: number): Promise<void> {
+  /** Sends a claimed batch side by side, its starts recorded first in one statement. */
+  private async deliver(claimed: ClaimedSms[], leaseEnd: number): Promise<void> {
+    const ready: ClaimedSms[] = [];
+    const settled: Promise<void>[] = [];
+    for (const m of claimed) {
+      const ageMs = Date.now() - Date.parse(m.createdAt);
+      // Stopped while the claim was under way: nothing of it is sent by this process.
+      if (!this.running) settled.push(this.release(m));
+      else if (ageMs >= this.options.codeTtlSeconds * 1000) settled.push(this.expire(m, leaseEnd, ageMs));
+      // A send may only start if it can end while the lease holds: after the lease another dispatcher
+      // may claim the row and send it too. A process slowed down since its claim gives the row back.
+      else if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
+        log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone: maskPhone(m.phone) });
+        settled.push(this.release(m));
+      } else ready.push(m);
+    }
+    let started: ReadonlySet<number> = new Set();
+    if (ready.length > 0) {
+      try {
+        started = new Set(await this.outbox.markStarted(ready.map((m) => m.id), this.owner, new Date()));
+      } catch (err) {
+        // Not sent: without the record a lost answer could not be told from no send. The leases end and they are claimed again.
+        log.warn('SMS not sent: the start of its send could not be recorded', { ids: ready.map((m) => m.id), error: (err as Error).message });
+      }
+    }
+    await Promise.all([...settled, ...ready.filter((m) => started.has(m.id)).map((m) => this.send(m, leaseEnd))]);
+  }
+
+  private async send(m: ClaimedSms, leaseEnd: number): Promise<void> {
+    const gateway = this.gateway!;
     const phone = maskPhone(m.phone);
-    // A send may only start if it can end while the lease holds: after the lease another dispatcher
-    // may claim the row and send it too. A process slowed down since its claim leaves the row as it is.
-    if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
-      log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone });
-      return this.release(m);
+    if (m.sendStartedAt !== null) {
+      smsMetrics.resent.inc();
+      log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", { id: m.id, phone, attempt: m.attempts, earlierAttemptAt: m.sendStartedAt });
     }
     try {
-      try {
-        await this.gateway.send({ phone: m.phone, code: m.code, text: renderMessage(this.options.template, m.code) });
-      } catch (err) {
-        return await this.failed(m, err instanceof GatewayError ? err : new GatewayError((err as Error).message, true));
-      }
-      smsMetrics.sent.inc();
-      const recorded = await this.outbox.markDelivered(m.id, this.owner, new Date());
-      if (recorded) log.info('SMS delivered', { id: m.id, phone, attempt: m.attempts, gateway: this.gateway.name });
-      else log.warn('SMS delivered after its lease ended', { id: m.id, phone });
+      await gateway.send({ phone: m.phone, code: m.code, text: renderMessage(this.options.template, m.code), key: messageKey(m) });
     } catch (err) {
-      // The outbox could not record the outcome: the lease ends and the row is tried again.
-      log.error('SMS outcome not recorded', { id: m.id, phone, error: (err as Error).message });
+      return this.failed(m, leaseEnd, err instanceof GatewayError ? err : new GatewayError((err as Error).message, true, true));
+    }
+    if (gateway.sends) smsMetrics.sent.inc();
+    const recorded = await this.record(m, leaseEnd, () => this.outbox.markDelivered(m.id, this.owner, new Date()));
+    if (recorded === false) log.warn('SMS delivered after its lease ended', { id: m.id, phone });
+    else if (recorded) log.info(gateway.sends ? 'SMS delivered' : 'SMS written to the log, not sent', { id: m.id, phone, attempt: m.attempts, gateway: gateway.name });
+  }
+
+  /**
+   * Writes an outcome, trying again for a few seconds (within the lease) when the outbox fails: the
+   * send is not repeated for a write that failed. Null when it never got through: the lease ends, and
+   * the row's recorded start makes the next claim a counted resend.
+   */
+  private async record(m: ClaimedSms, leaseEnd: number, write: () => Promise<boolean>): Promise<boolean | null> {
+    const until = Math.min(leaseEnd - 1000, Date.now() + RECORD_RETRY_MS);
+    for (let delay = 100; ; delay *= 2) {
+      try {
+        return await write();
+      } catch (err) {
+        if (Date.now() + delay >= until) {
+          log.error('SMS outcome not recorded', { id: m.id, phone: maskPhone(m.phone), error: (err as Error).message });
+          return null;
+        }
+        log.warn('SMS outcome not recorded yet; trying again', { id: m.id, retryInMs: delay, error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, delay));
+      }
     }
   }
 
@@ -130,36 +179,24 @@ export class Dispatcher {
     }
   }
 
-  private async failed(m: ClaimedSms, err: GatewayError): Promise<void> {
+  private async expire(m: ClaimedSms, leaseEnd: number, ageMs: number): Promise<void> {
+    const reason = `code expired after ${this.options.codeTtlSeconds} s; not sent`;
+    if (!(await this.record(m, leaseEnd, () => this.outbox.markExpired(m.id, this.owner, new Date(), reason)))) return;
+    smsMetrics.expired.inc();
+    log.warn('SMS not sent: its code expired', { id: m.id, phone: maskPhone(m.phone), ageSeconds: Math.round(ageMs / 1000) });
+  }
+
+  private async failed(m: ClaimedSms, leaseEnd: number, err: GatewayError): Promise<void> {
     const phone = maskPhone(m.phone);
     if (err.retryable && m.attempts < this.options.maxAttempts) {
       const delay = Math.min(this.options.retryBaseMs * 2 ** (m.attempts - 1), MAX_BACKOFF_MS) * (1 + Math.random() / 2);
-      await this.outbox.scheduleRetry(m.id, this.owner, new Date(Date.now() + delay), err.message);
+      await this.record(m, leaseEnd, () => this.outbox.scheduleRetry(m.id, this.owner, new Date(Date.now() + delay), err.message, err.answerLost));
       smsMetrics.retries.inc();
-      log.warn('SMS not sent; will retry', { id: m.id, phone, attempt: m.attempts, retryInMs: Math.round(delay), error: err.message });
+      log.warn('SMS not sent; will retry', { id: m.id, phone, attempt: m.attempts, retryInMs: Math.round(delay), answerLost: err.answerLost, error: err.message });
       return;
     }
-    await this.outbox.markFailed(m.id, this.owner, new Date(), err.message, this.options.failedHoldMinutes === 0);
+    await this.record(m, leaseEnd, () => this.outbox.markFailed(m.id, this.owner, new Date(), err.message, this.options.failedHoldMinutes === 0));
     smsMetrics.failed.inc();
     log.error('SMS failed for good', { id: m.id, phone, attempts: m.attempts, error: err.message });
-  }
-
-  private tidyNow(): void {
-    this.tidying ??= this.tidy().finally(() => (this.tidying = null));
-  }
-
-  /** Purges old delivered rows, erases the codes of failures past their hold, refreshes the outbox gauge. */
-  private async tidy(): Promise<void> {
-    try {
-      const now = Date.now();
-      const { purged, erased } = await this.outbox.tidy(
-        new Date(now - this.options.retentionDays * DAY),
-        new Date(now - this.options.failedHoldMinutes * 60_000),
-      );
-      if (purged + erased > 0) log.info('SMS outbox tidied', { purged, codesErased: erased });
-      for (const [status, n] of Object.entries(await this.outbox.counts())) smsMetrics.outbox.set({ status }, n);
-    } catch (err) {
-      log.warn('SMS outbox not tidied', { error: (err as Error).message });
-    }
   }
 }

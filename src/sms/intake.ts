@@ -9,7 +9,9 @@ import { checkRequest, maskPhone, type RefusalReason } from './validation';
 
 /** The same phone and code again within this time is the app retrying, not a new message. */
 const DUPLICATE_MS = 2 * 60_000;
-const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 type Refusal = RefusalReason | 'duplicate' | 'limit';
 
@@ -20,6 +22,10 @@ const hashed = (value: string): string => createHash('sha256').update(value).dig
  * What AuthCode does with a request: check it, apply the limits, and queue it durably for the
  * dispatcher. A request that is refused is logged and counted and goes no further; the caller
  * cannot tell either way (the contract answers nothing), so a prober learns nothing.
+ *
+ * A request uses up allowances only once it is queued: one refused by a limit gives back what the
+ * limits before it counted, and one the store fails to save gives back everything, its duplicate
+ * mark included, and fails (the caller gets a fault), so that the app's retry is queued.
  */
 export class SmsIntake {
   constructor(
@@ -32,24 +38,48 @@ export class SmsIntake {
   async accept(code: string | null, phone: string | null, clientAddress: string | null): Promise<void> {
     const checked = checkRequest(code, phone, this.config);
     if (!checked.ok) return this.refuse(checked.reason, phone);
-    if (!(await this.limiter.first(`dup:${hashed(`${checked.phone} ${checked.code}`)}`, DUPLICATE_MS))) {
-      return this.refuse('duplicate', checked.phone);
-    }
+    const duplicate = `dup:${hashed(`${checked.phone} ${checked.code}`)}`;
+    if (!(await this.limiter.first(duplicate, DUPLICATE_MS))) return this.refuse('duplicate', checked.phone);
+    const taken: (() => Promise<void>)[] = [() => this.limiter.forget(duplicate)];
     // In this order, and each checked only when the one before passed: a request the per-phone limit
-    // refuses does not use up its address's allowance or the global budget.
+    // refuses does not use up its address's allowance or the global budgets.
     const limits: [kind: string, key: string | null, limit: number, windowMs: number][] = [
       ['phone', hashed(checked.phone), this.config.perPhonePerHour, HOUR],
       ['address', this.addressKey(clientAddress), this.config.perAddressPerHour, HOUR],
-      ['global', 'all', this.config.globalPerMinute, 60_000],
+      ['global', 'all', this.config.globalPerMinute, MINUTE],
+      ['global_hour', 'all', this.config.globalPerHour, HOUR],
+      ['global_day', 'all', this.config.globalPerDay, DAY],
     ];
-    for (const [kind, key, limit, windowMs] of limits) {
-      if (key === null || (await this.limiter.hit(`${kind}:${key}`, limit, windowMs))) continue;
-      smsMetrics.limited.inc({ kind });
-      return this.refuse('limit', checked.phone, { limit: kind });
+    try {
+      for (const [kind, key, limit, windowMs] of limits) {
+        if (key === null) continue;
+        const counter = `${kind}:${key}`;
+        if (await this.limiter.hit(counter, limit, windowMs)) {
+          taken.push(() => this.limiter.unhit(counter));
+          continue;
+        }
+        await this.giveBack(taken.slice(1));
+        smsMetrics.limited.inc({ kind });
+        return this.refuse('limit', checked.phone, { limit: kind });
+      }
+      await this.store.enqueueAuthCode(checked.code, checked.phone);
+    } catch (err) {
+      await this.giveBack(taken);
+      smsMetrics.saveFailed.inc();
+      // A warning: the request's own error line (the fault, with the stack) follows.
+      log.warn('AuthCode request not queued: the store failed; its allowances are given back, so the retry the fault prompts is queued', {
+        phone: maskPhone(checked.phone),
+        error: (err as Error).message,
+      });
+      throw err;
     }
-    await this.store.enqueueAuthCode(checked.code, checked.phone);
     smsMetrics.accepted.inc();
     this.queued();
+  }
+
+  /** Best effort: a limiter that fails here (Redis gone) costs an allowance, never the request. */
+  private async giveBack(taken: (() => Promise<void>)[]): Promise<void> {
+    for (const undo of taken) await undo().catch(() => undefined);
   }
 
   /** The per-address limit's key: none for an exempt caller, an IPv6 caller by its /64. */

@@ -11,6 +11,10 @@ export interface Limiter {
   hit(key: string, limit: number, windowMs: number): Promise<boolean>;
   /** True the first time `key` is seen within `ttlMs`. */
   first(key: string, ttlMs: number): Promise<boolean>;
+  /** Takes back one hit of a window still open (the request it counted was not queued after all). */
+  unhit(key: string): Promise<void>;
+  /** Forgets a `first` key: the next call with it is first again. */
+  forget(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,6 +31,15 @@ export class MemoryLimiter implements Limiter {
 
   async first(key: string, ttlMs: number): Promise<boolean> {
     return this.count(key, ttlMs) === 1;
+  }
+
+  async unhit(key: string): Promise<void> {
+    const w = this.windows.get(key);
+    if (w !== undefined && w.until > Date.now() && w.count > 0) w.count -= 1;
+  }
+
+  async forget(key: string): Promise<void> {
+    this.windows.delete(key);
   }
 
   private count(key: string, windowMs: number): number {
@@ -55,6 +68,8 @@ export class MemoryLimiter implements Limiter {
     this.windows.clear();
   }
 }
+
+const UNHIT = "if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then return redis.call('DECR', KEYS[1]) end return 0";
 
 /**
  * Counters in Redis, shared by every process and instance; per-process counters while Redis cannot
@@ -124,6 +139,21 @@ export class SharedLimiter implements Limiter {
     return this.use(
       async () => (await this.redis.set(this.prefix + key, '1', 'PX', ttlMs, 'NX')) === 'OK',
       () => this.local.first(key, ttlMs),
+    );
+  }
+
+  unhit(key: string): Promise<void> {
+    return this.use(
+      // Only a window that still exists: a DECR after it ended would start one at -1 with no expiry.
+      async () => void (await this.redis.eval(UNHIT, 1, this.prefix + key)),
+      () => this.local.unhit(key),
+    );
+  }
+
+  forget(key: string): Promise<void> {
+    return this.use(
+      async () => void (await this.redis.del(this.prefix + key)),
+      () => this.local.forget(key),
     );
   }
 

@@ -7,37 +7,51 @@ export interface OutboxConnection {
 }
 
 const RELEASE = 'lease_owner = NULL, lease_until = NULL';
+const OWNED = 'WHERE id = ? AND lease_owner = ?';
+/** Rows whose story is over: what retention purges. */
+const ENDED = "status IN ('delivered', 'failed', 'expired')";
 
 /**
  * The outbox SQL, once for both stores. Times are parameters from the caller, so the same text
  * works on SQLite's ISO strings and PostgreSQL's timestamptz. The claim is one statement: on SQLite
  * one write transaction; on PostgreSQL `lock` is `FOR UPDATE SKIP LOCKED`, so concurrent claimers
- * take disjoint rows without waiting for each other.
+ * take disjoint rows without waiting for each other. A claim returns send_started_at as it was: set,
+ * it says an earlier attempt reached the provider and its answer never came back.
  */
 export const outboxSql = (lock: string) =>
   ({
     claim: `UPDATE auth_code_outbox SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
       WHERE id IN (SELECT id FROM auth_code_outbox
-        WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+        WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND created_at > ?
         ORDER BY next_attempt_at, id LIMIT ? ${lock})
-      RETURNING id, code, phone, attempts`,
-    delivered: `UPDATE auth_code_outbox SET status = 'delivered', delivered_at = ?, code = NULL, last_error = NULL, ${RELEASE}
-      WHERE id = ? AND lease_owner = ?`,
+      RETURNING id, code, phone, attempts, created_at, send_started_at`,
+    // For a batch: `ids` is one placeholder per id.
+    started: (ids: string) => `UPDATE auth_code_outbox SET send_started_at = ? WHERE lease_owner = ? AND id IN (${ids}) RETURNING id`,
+    delivered: `UPDATE auth_code_outbox SET status = 'delivered', delivered_at = ?, code = NULL, last_error = NULL, ${RELEASE} ${OWNED}`,
     // A claim counted an attempt; a row released unsent gives it back.
-    release: `UPDATE auth_code_outbox SET attempts = attempts - 1, ${RELEASE} WHERE id = ? AND lease_owner = ? AND status = 'pending'`,
-    retryLater: `UPDATE auth_code_outbox SET next_attempt_at = ?, last_error = ?, ${RELEASE} WHERE id = ? AND lease_owner = ?`,
-    failed: `UPDATE auth_code_outbox SET status = 'failed', failed_at = ?, last_error = ?,
-        code = CASE WHEN ? = 1 THEN NULL ELSE code END, ${RELEASE}
-      WHERE id = ? AND lease_owner = ?`,
+    release: `UPDATE auth_code_outbox SET attempts = attempts - 1, ${RELEASE} ${OWNED} AND status = 'pending'`,
+    // The provider's answer: the send is settled (send_started_at cleared), unless the answer was lost.
+    retryLater: `UPDATE auth_code_outbox SET next_attempt_at = ?, last_error = ?,
+        send_started_at = CASE WHEN ? = 1 THEN send_started_at ELSE NULL END, ${RELEASE} ${OWNED}`,
+    failed: `UPDATE auth_code_outbox SET status = 'failed', failed_at = ?, last_error = ?, send_started_at = NULL,
+        code = CASE WHEN ? = 1 THEN NULL ELSE code END, ${RELEASE} ${OWNED}`,
+    expireOne: `UPDATE auth_code_outbox SET status = 'expired', failed_at = ?, last_error = ?, code = NULL, ${RELEASE} ${OWNED}`,
+    // Pending rows past expiry that nobody holds (a holder expires its own at send time).
+    expire: `UPDATE auth_code_outbox SET status = 'expired', failed_at = ?, last_error = ?, code = NULL
+      WHERE id IN (SELECT id FROM auth_code_outbox
+        WHERE status = 'pending' AND created_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY id LIMIT ?)`,
     list: `SELECT id, phone, status, attempts, created_at, next_attempt_at, delivered_at, failed_at, last_error,
         CASE WHEN code IS NULL THEN 0 ELSE 1 END AS has_code
       FROM auth_code_outbox WHERE (? = 0 OR status = 'failed') ORDER BY id DESC LIMIT ?`,
     retryOne: `UPDATE auth_code_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, failed_at = NULL, last_error = NULL
-      WHERE id = ? AND status <> 'delivered' AND code IS NOT NULL`,
+      WHERE id = ? AND status IN ('pending', 'failed') AND code IS NOT NULL AND created_at > ?`,
     retryFailed: `UPDATE auth_code_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, failed_at = NULL, last_error = NULL
-      WHERE status = 'failed' AND code IS NOT NULL`,
-    purge: `DELETE FROM auth_code_outbox WHERE status = 'delivered' AND delivered_at < ?`,
-    erase: `UPDATE auth_code_outbox SET code = NULL WHERE status = 'failed' AND code IS NOT NULL AND failed_at < ?`,
+      WHERE status = 'failed' AND code IS NOT NULL AND created_at > ?`,
+    // Oldest first, in id order: the scan stops after `limit` rows, whatever the table's size.
+    purge: `DELETE FROM auth_code_outbox WHERE id IN (SELECT id FROM auth_code_outbox
+        WHERE ${ENDED} AND created_at < ? ORDER BY id LIMIT ?)`,
+    erase: `UPDATE auth_code_outbox SET code = NULL
+      WHERE status = 'failed' AND code IS NOT NULL AND (failed_at < ? OR created_at <= ?)`,
     counts: 'SELECT status, count(*) AS n FROM auth_code_outbox GROUP BY status',
   }) as const;
 
@@ -54,28 +68,53 @@ export class SqlOutbox implements SmsOutbox {
     this.sql = outboxSql(lock);
   }
 
-  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedSms[]> {
+  async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]> {
     const t = now.toISOString();
-    const rows = await this.conn.all<Row>(this.sql.claim, [owner, leaseUntil.toISOString(), t, t, limit]);
+    const rows = await this.conn.all<Row>(this.sql.claim, [owner, leaseUntil.toISOString(), t, t, createdAfter.toISOString(), limit]);
     return rows
-      .map((r) => ({ id: Number(r.id), code: String(r.code), phone: String(r.phone), attempts: Number(r.attempts) }))
+      .map((r) => ({
+        id: Number(r.id),
+        code: String(r.code),
+        phone: String(r.phone),
+        attempts: Number(r.attempts),
+        createdAt: iso(r.created_at)!,
+        sendStartedAt: iso(r.send_started_at),
+      }))
       .sort((a, b) => a.id - b.id);
   }
 
-  async markDelivered(id: number, owner: string, at: Date): Promise<boolean> {
-    return (await this.conn.run(this.sql.delivered, [at.toISOString(), id, owner])) === 1;
+  private async owned(sql: string, params: readonly unknown[]): Promise<boolean> {
+    return (await this.conn.run(sql, params)) === 1;
   }
 
-  async release(id: number, owner: string): Promise<boolean> {
-    return (await this.conn.run(this.sql.release, [id, owner])) === 1;
+  async markStarted(ids: readonly number[], owner: string, at: Date): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.conn.all<Row>(this.sql.started(ids.map(() => '?').join(', ')), [at.toISOString(), owner, ...ids]);
+    return rows.map((r) => Number(r.id));
   }
 
-  async scheduleRetry(id: number, owner: string, at: Date, error: string): Promise<boolean> {
-    return (await this.conn.run(this.sql.retryLater, [at.toISOString(), error, id, owner])) === 1;
+  markDelivered(id: number, owner: string, at: Date): Promise<boolean> {
+    return this.owned(this.sql.delivered, [at.toISOString(), id, owner]);
   }
 
-  async markFailed(id: number, owner: string, at: Date, error: string, eraseCode: boolean): Promise<boolean> {
-    return (await this.conn.run(this.sql.failed, [at.toISOString(), error, eraseCode ? 1 : 0, id, owner])) === 1;
+  release(id: number, owner: string): Promise<boolean> {
+    return this.owned(this.sql.release, [id, owner]);
+  }
+
+  scheduleRetry(id: number, owner: string, at: Date, error: string, answerLost: boolean): Promise<boolean> {
+    return this.owned(this.sql.retryLater, [at.toISOString(), error, answerLost ? 1 : 0, id, owner]);
+  }
+
+  markFailed(id: number, owner: string, at: Date, error: string, eraseCode: boolean): Promise<boolean> {
+    return this.owned(this.sql.failed, [at.toISOString(), error, eraseCode ? 1 : 0, id, owner]);
+  }
+
+  markExpired(id: number, owner: string, at: Date, reason: string): Promise<boolean> {
+    return this.owned(this.sql.expireOne, [at.toISOString(), reason, id, owner]);
+  }
+
+  expire(createdBefore: Date, now: Date, reason: string, limit: number): Promise<number> {
+    return this.conn.run(this.sql.expire, [now.toISOString(), reason, createdBefore.toISOString(), now.toISOString(), limit]);
   }
 
   async list(onlyFailed: boolean, limit: number): Promise<OutboxRecord[]> {
@@ -94,18 +133,21 @@ export class SqlOutbox implements SmsOutbox {
     }));
   }
 
-  retry(id: number | null, at: Date): Promise<number> {
-    return id === null ? this.conn.run(this.sql.retryFailed, [at.toISOString()]) : this.conn.run(this.sql.retryOne, [at.toISOString(), id]);
+  retry(id: number | null, at: Date, createdAfter: Date): Promise<number> {
+    const after = createdAfter.toISOString();
+    return id === null ? this.conn.run(this.sql.retryFailed, [at.toISOString(), after]) : this.conn.run(this.sql.retryOne, [at.toISOString(), id, after]);
   }
 
-  async tidy(deliveredBefore: Date, failedBefore: Date): Promise<{ purged: number; erased: number }> {
-    const purged = await this.conn.run(this.sql.purge, [deliveredBefore.toISOString()]);
-    const erased = await this.conn.run(this.sql.erase, [failedBefore.toISOString()]);
-    return { purged, erased };
+  purge(createdBefore: Date, limit: number): Promise<number> {
+    return this.conn.run(this.sql.purge, [createdBefore.toISOString(), limit]);
+  }
+
+  eraseFailedCodes(failedBefore: Date, createdBefore: Date): Promise<number> {
+    return this.conn.run(this.sql.erase, [failedBefore.toISOString(), createdBefore.toISOString()]);
   }
 
   async counts(): Promise<Record<SmsStatus, number>> {
-    const counts: Record<SmsStatus, number> = { pending: 0, delivered: 0, failed: 0 };
+    const counts: Record<SmsStatus, number> = { pending: 0, delivered: 0, failed: 0, expired: 0 };
     for (const r of await this.conn.all<Row>(this.sql.counts, [])) counts[r.status as SmsStatus] = Number(r.n);
     return counts;
   }

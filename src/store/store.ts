@@ -19,7 +19,7 @@ export interface OutboxEntry {
   createdAt: string;
 }
 
-export type SmsStatus = 'pending' | 'delivered' | 'failed';
+export type SmsStatus = 'pending' | 'delivered' | 'failed' | 'expired';
 
 /** A message one dispatcher has claimed: no other may send it until the lease ends. */
 export interface ClaimedSms {
@@ -28,6 +28,9 @@ export interface ClaimedSms {
   phone: string;
   /** Including this one. */
   attempts: number;
+  createdAt: string;
+  /** Set when an earlier attempt reached the provider and its answer was lost: this one is a resend. */
+  sendStartedAt: string | null;
 }
 
 /** An outbox row as an operator sees it: never the code, only whether it is still kept. */
@@ -39,6 +42,7 @@ export interface OutboxRecord {
   createdAt: string;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
+  /** When it ended undelivered: failed, or expired. */
   failedAt: string | null;
   lastError: string | null;
   hasCode: boolean;
@@ -46,25 +50,40 @@ export interface OutboxRecord {
 
 /**
  * The AuthCode outbox as the SMS dispatcher and the outbox command use it (outbox.ts, the same SQL
- * on both stores). Every change to a claimed row names its lease owner: a dispatcher whose lease
- * was taken over changes nothing.
+ * on both stores). Every change to a claimed row names its lease owner and is false when the lease
+ * was no longer the owner's: a dispatcher whose lease was taken over changes nothing.
  */
 export interface SmsOutbox {
-  /** Atomically leases up to `limit` pending rows that are due and not leased (or whose lease ended). */
-  claimDue(owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedSms[]>;
-  /** Delivered: the code is erased. False when the lease was no longer the owner's. */
+  /** Atomically leases up to `limit` pending rows that are due, not leased, and created after `createdAfter`. */
+  claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]>;
+  /**
+   * Recorded before the provider is called (a claimed batch at once): a claim that finds it set knows
+   * that an earlier send's answer was lost. The ids whose lease was still the owner's.
+   */
+  markStarted(ids: readonly number[], owner: string, at: Date): Promise<number[]>;
+  /** Delivered: the code is erased. */
   markDelivered(id: number, owner: string, at: Date): Promise<boolean>;
   /** Gives back a claimed row that was never sent: pending, unleased, its attempt not counted. */
   release(id: number, owner: string): Promise<boolean>;
-  scheduleRetry(id: number, owner: string, at: Date, error: string): Promise<boolean>;
+  /** Due again at `at`; with `answerLost` the send may have gone out, and the next one is a resend. */
+  scheduleRetry(id: number, owner: string, at: Date, error: string, answerLost: boolean): Promise<boolean>;
   /** Failed for good after the last attempt; with `eraseCode` the code goes at once. */
   markFailed(id: number, owner: string, at: Date, error: string, eraseCode: boolean): Promise<boolean>;
+  /** A claimed row whose code expired before it could be sent: expired, code erased. */
+  markExpired(id: number, owner: string, at: Date, reason: string): Promise<boolean>;
+  /** Up to `limit` unleased pending rows created before `createdBefore` expire; how many. */
+  expire(createdBefore: Date, now: Date, reason: string, limit: number): Promise<number>;
   /** Newest first. */
   list(onlyFailed: boolean, limit: number): Promise<OutboxRecord[]>;
-  /** Makes a row that still has its code (one, or with null every failed one) pending and due at `at`; how many. */
-  retry(id: number | null, at: Date): Promise<number>;
-  /** Deletes delivered rows older than `deliveredBefore`, erases codes of rows failed before `failedBefore`. */
-  tidy(deliveredBefore: Date, failedBefore: Date): Promise<{ purged: number; erased: number }>;
+  /**
+   * Makes a row that still has its code, created after `createdAfter` (its code still valid), pending
+   * and due at `at` (one, or with null every failed one); how many.
+   */
+  retry(id: number | null, at: Date, createdAfter: Date): Promise<number>;
+  /** Deletes up to `limit` of the oldest delivered, failed or expired rows created before `createdBefore`. */
+  purge(createdBefore: Date, limit: number): Promise<number>;
+  /** Erases the codes of failed rows that failed before `failedBefore` or were created before `createdBefore`. */
+  eraseFailedCodes(failedBefore: Date, createdBefore: Date): Promise<number>;
   counts(): Promise<Record<SmsStatus, number>>;
 }
 

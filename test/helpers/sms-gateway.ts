@@ -9,28 +9,50 @@ export interface GatewayRequest {
   body: string;
 }
 
-/** What the fake gateway does with one request: answer with a status, or never answer. */
-export type Behaviour = number | 'hang';
+/**
+ * What the fake gateway does with one request: answer with a status, never answer, or accept the
+ * message (it counts as delivered) and then drop the connection without answering: a lost answer.
+ */
+export type Behaviour = number | 'hang' | 'drop';
 
 /**
  * A local SMS provider: a real HTTP server that records every request and answers each with the
  * next scripted behaviour (200 once the script is used up). Accepted requests are `delivered`.
+ * With `honourIdempotency`, a request whose Idempotency-Key was accepted before is answered 200
+ * and not delivered again, as a provider that supports the header does.
  */
 export class FakeGateway {
   readonly requests: GatewayRequest[] = [];
   readonly script: Behaviour[] = [];
   /** How long each answer takes: sends overlap, as with a real provider. */
   delayMs = 0;
+  honourIdempotency = false;
+  /** While true every request hangs (and is not delivered), whatever the script. */
+  holding = false;
+  private readonly keys = new Set<string>();
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       this.requests.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      const next = this.script.shift() ?? 200;
+      if (this.holding) return;
+      const key = req.headers['idempotency-key'];
+      const replay = this.honourIdempotency && typeof key === 'string' && this.keys.has(key);
+      const next = replay ? 200 : (this.script.shift() ?? 200);
       if (next === 'hang') return; // the client's time-out ends it; close() destroys it otherwise
+      const accept = () => {
+        if (replay) return;
+        this.accepted += 1;
+        if (typeof key === 'string') this.keys.add(key);
+      };
       setTimeout(() => {
+        if (next === 'drop') {
+          accept();
+          req.socket.destroy();
+          return;
+        }
         res.writeHead(next, { 'Content-Type': 'application/json' }).end(next < 300 ? '{"sid":"SM1"}' : '{"message":"try later"}');
-        if (next < 300) this.accepted += 1;
+        if (next < 300) accept();
       }, this.delayMs);
     });
   });

@@ -1,4 +1,5 @@
 import { loadConfig } from '../../src/config';
+import { setLogLevel } from '../../src/ops/log';
 import { createSms } from '../../src/sms';
 import { openStore } from '../../src/store/open';
 
@@ -8,9 +9,10 @@ import { openStore } from '../../src/store/open';
  */
 async function run(): Promise<void> {
   const config = loadConfig(process.env);
+  setLogLevel(config.logLevel);
   const store = await openStore(config);
   const sms = createSms(config.sms, store);
-  sms.dispatcher.start();
+  sms.start();
   // A real service is kept alive by its listener; the dispatcher's own timers do not hold a process.
   const alive = setInterval(() => undefined, 1 << 30);
   process.on('SIGTERM', () => {

@@ -2,6 +2,7 @@ import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import type http from 'node:http';
+import Database from 'better-sqlite3';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
@@ -80,7 +81,7 @@ export function smsServices(): SmsWorld {
       const store = await openStore(config);
       const sms = createSms(config.sms, store);
       opened.push({ sms, store });
-      if (start) sms.dispatcher.start();
+      if (start) sms.start();
       return { app: await createApp(config, store, { intake: sms.intake }), store, sms, config };
     },
   };
@@ -92,3 +93,47 @@ export const authCode = (app: http.RequestListener, code: string, phone: string,
 export const rows = (s: Service | Store): Promise<OutboxRecord[]> => ('outbox' in s ? s : s.store).outbox.list(false, 1000);
 export const byStatus = async (s: Service | Store, status: OutboxRecord['status']) => (await rows(s)).filter((r) => r.status === status).length;
 export const phone = (i: number) => `+96477012${String(i).padStart(5, '0')}`;
+
+type Cell = string | number | null;
+
+/**
+ * Runs SQL on a test's outbox with a connection of its own, outside the store under test: `?`
+ * parameters on both stores. For rows the service cannot make itself (queued long ago).
+ */
+export async function rawSql(world: SmsWorld, s: Service, sql: string, params: Cell[] = []): Promise<void> {
+  if (world.db !== null) {
+    let n = 0;
+    await world.db.query(sql.replace(/\?/g, () => `$${(n += 1)}`), params);
+    return;
+  }
+  const db = new Database(s.config.sqlitePath);
+  try {
+    db.prepare(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
+const ago = (seconds: number): string => new Date(Date.now() - seconds * 1000).toISOString();
+
+/** Makes a queued row look `seconds` old (created, and due, then). */
+export const backdate = (world: SmsWorld, s: Service, id: number, seconds: number): Promise<void> =>
+  rawSql(world, s, 'UPDATE auth_code_outbox SET created_at = ?, next_attempt_at = ? WHERE id = ?', [ago(seconds), ago(seconds), id]);
+
+/** An outbox row as it would be after its story: queued `createdAgo` seconds ago, ended `endedAgo` ago. */
+export const insertRow = (world: SmsWorld, s: Service, status: 'pending' | 'delivered' | 'failed' | 'expired', createdAgo: number, endedAgo = createdAgo) =>
+  rawSql(
+    world,
+    s,
+    `INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at, status, delivered_at, failed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    [
+      status === 'delivered' || status === 'expired' ? null : '4242',
+      '+9647701234567',
+      ago(createdAgo),
+      ago(createdAgo),
+      status,
+      status === 'delivered' ? ago(endedAgo) : null,
+      status === 'failed' || status === 'expired' ? ago(endedAgo) : null,
+    ],
+  );

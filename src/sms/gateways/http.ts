@@ -7,13 +7,18 @@ const CONTENT_TYPE = { json: 'application/json; charset=utf-8', form: 'applicati
 /** JSON string content without its quotes: the template puts the quotes around the placeholder. */
 const inJson = (value: string): string => JSON.stringify(value).slice(1, -1);
 
+/** Failures before any byte of the request could reach the provider: the message surely did not go. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
 /**
  * A generic HTTP SMS API: the body is SMS_HTTP_BODY with each placeholder escaped for the format
  * (JSON string content, or form encoding in UTF-8). 2xx is success; 429, 5xx, a network error or
- * the time-out may succeed later; any other status is the provider's final no.
+ * the time-out may succeed later; any other status is the provider's final no. Each message's key
+ * goes in the idempotency header (and {key}), so a provider that honours it sends a resend once.
  */
 export class HttpGateway implements SmsGateway {
   readonly name: string;
+  readonly sends = true;
 
   constructor(
     private readonly config: SmsHttpConfig,
@@ -30,23 +35,25 @@ export class HttpGateway implements SmsGateway {
       code: message.code,
       unicode: needsUnicode(message.text) ? '1' : '0',
       ucs2: ucs2Hex(message.text),
+      key: message.key,
     };
-    return this.config.body.replace(/\{(phone|message|code|unicode|ucs2)\}/g, (_, key: string) => escape(values[key]!));
+    return this.config.body.replace(/\{(phone|message|code|unicode|ucs2|key)\}/g, (_, key: string) => escape(values[key]!));
   }
 
   async send(message: SmsMessage): Promise<void> {
     let response: Response;
+    const idempotency = this.config.idempotencyHeader === '' ? {} : { [this.config.idempotencyHeader]: message.key };
     try {
       response = await fetch(this.config.url, {
         method: this.config.method,
-        headers: { ...this.config.headers, 'Content-Type': CONTENT_TYPE[this.config.format] },
+        headers: { ...this.config.headers, ...idempotency, 'Content-Type': CONTENT_TYPE[this.config.format] },
         body: this.body(message),
         signal: AbortSignal.timeout(this.config.timeoutMs),
       });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
       const why = e.name === 'TimeoutError' ? `no answer within ${this.config.timeoutMs} ms` : `request failed (${e.cause?.code ?? e.message})`;
-      throw new GatewayError(why, true);
+      throw new GatewayError(why, true, !NOT_SENT.has(e.cause?.code ?? ''));
     }
     const text = await response.text().catch(() => '');
     if (response.ok) return;

@@ -5,7 +5,14 @@ import { LogGateway } from './log';
 
 export { GatewayError, type SmsGateway, type SmsMessage } from './gateway';
 
-/** The gateway SMS_GATEWAY names; Twilio is the HTTP gateway with its preset (config.ts). */
-export function createGateway(config: SmsConfig): SmsGateway {
-  return config.gateway === 'log' ? new LogGateway() : new HttpGateway(config.http, config.gateway);
+/** The gateway SMS_GATEWAY names, or null for `none`; Twilio is the HTTP gateway with its preset (config). */
+export function createGateway(config: SmsConfig): SmsGateway | null {
+  switch (config.gateway) {
+    case 'none':
+      return null;
+    case 'log':
+      return new LogGateway();
+    default:
+      return new HttpGateway(config.http, config.gateway);
+  }
 }

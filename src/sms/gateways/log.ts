@@ -3,14 +3,16 @@ import { maskPhone } from '../validation';
 import type { SmsGateway, SmsMessage } from './gateway';
 
 /**
- * The default: nothing leaves the machine. Its own log line is the one place a code is written to
- * a log, so that a developer can sign in; the start-up warning says so once.
+ * For development, and only when named (SMS_GATEWAY=log): nothing leaves the machine, and the text,
+ * code included, is written to its own log line so that a developer can sign in. The start-up
+ * warning says so once; the default gateway (none) writes no code anywhere.
  */
 export class LogGateway implements SmsGateway {
   readonly name = 'log';
+  readonly sends = false;
 
   constructor() {
-    log.warn('SMS_GATEWAY=log: text messages are written to this log and never really sent');
+    log.warn('SMS_GATEWAY=log: text messages, codes included, are written to this log and never really sent; for development only');
   }
 
   async send(message: SmsMessage): Promise<void> {

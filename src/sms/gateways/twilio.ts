@@ -12,7 +12,9 @@ export interface TwilioSettings {
 
 /**
  * Twilio's Messages API as a preset of the HTTP gateway: a form POST, UTF-8, with HTTP basic auth.
- * Twilio picks GSM-7 or UCS-2 itself from the text, so Arabic needs nothing more.
+ * Twilio picks GSM-7 or UCS-2 itself from the text, so Arabic needs nothing more. Twilio documents
+ * no idempotency key for creating a message (its error 20500 page: a retried SMS POST may deliver
+ * twice), so none is sent: a resend after a lost answer may reach the phone twice (docs/sms.md).
  */
 export function twilioPreset(s: TwilioSettings): SmsHttpConfig {
   const sender = s.from.startsWith('MG') ? `MessagingServiceSid=${encodeURIComponent(s.from)}` : `From=${encodeURIComponent(s.from)}`;
@@ -23,5 +25,6 @@ export function twilioPreset(s: TwilioSettings): SmsHttpConfig {
     body: `To={phone}&${sender}&Body={message}`,
     format: 'form',
     timeoutMs: s.timeoutMs,
+    idempotencyHeader: '',
   };
 }

@@ -57,6 +57,14 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX auth_code_outbox_due ON auth_code_outbox (status, next_attempt_at);
   `,
   },
+  // 3: a send's start, recorded before the provider is called, so that a resend after a lost answer is
+  // known; and the 'expired' status (a text value, no change of type). Older programs ignore both.
+  {
+    additive: true,
+    sql: `
+  ALTER TABLE auth_code_outbox ADD COLUMN send_started_at TEXT;
+  `,
+  },
 ];
 
 /** The schema's version and the oldest program version it accepts (null: not recorded). */
