@@ -123,7 +123,7 @@ const DEVICES: Table<DeviceRow> = {
 };
 
 /**
- * Imports the files (either may be omitted) in one transaction: all or nothing. The files are
+ * Imports the files (either may be omitted); bad input writes nothing (merging: see ImportSession). The files are
  * streamed, each row checked on its own and staged in the database, and the keys checked there
  * for duplicates, so memory does not grow with the files. The session is begun only when there
  * is a row to stage, so a file rejected as a whole does not even open the database.

@@ -109,8 +109,10 @@ export interface Duplicate {
 }
 
 /**
- * One import as one transaction: rows are staged in batches (nothing bigger than a batch is held in
- * memory), checked, then merged into the tables at commit, or all dropped by rollback.
+ * One import: rows are staged in batches (nothing bigger than a batch is held in memory), checked,
+ * then merged into the tables at commit, or all dropped by rollback. PostgreSQL merges in the one
+ * transaction; SQLite in short transactions of its own (sqlite-import.ts), so a failed merge there
+ * may leave part done (ImportStoppedError) for a rerun to complete.
  */
 export interface ImportSession {
   stageStudents(rows: readonly Staged<StudentRow>[]): Promise<void>;
