@@ -5,6 +5,7 @@ import { twilioPreset } from '../src/sms/gateways/twilio';
 import { MemoryLimiter } from '../src/sms/limits';
 import { needsUnicode, renderMessage, ucs2Hex } from '../src/sms/message';
 import { checkRequest, maskPhone } from '../src/sms/validation';
+import { smsReadiness, smsSummary } from '../src/sms/summary';
 import { FakeGateway } from './helpers/sms-gateway';
 
 const policy = (env: Record<string, string> = {}) => loadConfig(env).sms;
@@ -158,5 +159,19 @@ describe('memory limiter', () => {
     expect(await l.hit('k', 1, 30)).toBe(false);
     await new Promise((r) => setTimeout(r, 50));
     expect(await l.hit('k', 1, 30)).toBe(true);
+  });
+});
+
+describe('what the start line and /readyz say about SMS', () => {
+  test('where codes go, to which countries, how long they live', () => {
+    expect(smsSummary(policy())).toBe('SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min');
+    expect(smsReadiness(policy())).toBe('SMS: codes are queued, not sent: no gateway is configured (SMS_GATEWAY=none)');
+    const sid = 'AC' + 'ab'.repeat(16);
+    const twilio = policy({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1', SMS_ALLOWED_COUNTRIES: 'IQ,JO', SMS_CODE_TTL_SECONDS: '90' });
+    expect(smsSummary(twilio)).toBe('SMS: codes sent by twilio; to IQ, JO; codes expire after 90 s');
+    expect(smsReadiness(twilio)).toBeUndefined();
+    expect(smsSummary(policy({ SMS_GATEWAY: 'log', SMS_DEFAULT_REGION: 'IQ' }))).toBe(
+      'SMS: codes are written to the log, not sent (SMS_GATEWAY=log, for development); to IQ; codes expire after 10 min',
+    );
   });
 });

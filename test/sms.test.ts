@@ -239,7 +239,10 @@ test('the global ceiling per minute bites', async () => {
 
 test('shutdown stops claiming, finishes the sends in flight and leaves the rest pending for the next start', async () => {
   gateway.delayMs = 200;
-  const s = await service({}, false);
+  // Answers take 200 ms: a time-out far above that, so that a loaded machine does not turn a send in
+  // flight into a time-out and a retry (the default 300 ms here once did).
+  const slow = { SMS_HTTP_TIMEOUT_MS: '5000', SMS_LEASE_MS: '10000' };
+  const s = await service(slow, false);
   for (let i = 0; i < 15; i += 1) await s.store.enqueueAuthCode(String(i), phone(i));
   s.sms.start();
   await until('sends are in flight', () => gateway.requests.length > 0);
@@ -251,7 +254,7 @@ test('shutdown stops claiming, finishes the sends in flight and leaves the rest 
   await settle(300);
   expect(gateway.requests).toHaveLength(delivered);
 
-  const next = await service();
+  const next = await service(slow);
   await until('the rest is delivered', async () => (await byStatus(next, 'delivered')) === 15, 10000);
   expect(new Set(sentTo().map((m) => m.to)).size).toBe(15);
   expect(gateway.requests).toHaveLength(15);

@@ -36,10 +36,12 @@ export const outboxSql = (lock: string) =>
     failed: `UPDATE auth_code_outbox SET status = 'failed', failed_at = ?, last_error = ?, send_started_at = NULL,
         code = CASE WHEN ? = 1 THEN NULL ELSE code END, ${RELEASE} ${OWNED}`,
     expireOne: `UPDATE auth_code_outbox SET status = 'expired', failed_at = ?, last_error = ?, code = NULL, ${RELEASE} ${OWNED}`,
-    // Pending rows past expiry that nobody holds (a holder expires its own at send time).
+    // Pending rows past expiry that nobody holds (a holder expires its own at send time). The outer
+    // test again: on PostgreSQL a row claimed meanwhile is re-read after the claim's lock and left.
     expire: `UPDATE auth_code_outbox SET status = 'expired', failed_at = ?, last_error = ?, code = NULL
       WHERE id IN (SELECT id FROM auth_code_outbox
-        WHERE status = 'pending' AND created_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY id LIMIT ?)`,
+        WHERE status = 'pending' AND created_at <= ? AND (lease_until IS NULL OR lease_until < ?) ORDER BY id LIMIT ?)
+      AND status = 'pending' AND (lease_until IS NULL OR lease_until < ?)`,
     list: `SELECT id, phone, status, attempts, created_at, next_attempt_at, delivered_at, failed_at, last_error,
         CASE WHEN code IS NULL THEN 0 ELSE 1 END AS has_code
       FROM auth_code_outbox WHERE (? = 0 OR status = 'failed') ORDER BY id DESC LIMIT ?`,
@@ -114,7 +116,8 @@ export class SqlOutbox implements SmsOutbox {
   }
 
   expire(createdBefore: Date, now: Date, reason: string, limit: number): Promise<number> {
-    return this.conn.run(this.sql.expire, [now.toISOString(), reason, createdBefore.toISOString(), now.toISOString(), limit]);
+    const t = now.toISOString();
+    return this.conn.run(this.sql.expire, [t, reason, createdBefore.toISOString(), t, limit, t]);
   }
 
   async list(onlyFailed: boolean, limit: number): Promise<OutboxRecord[]> {
