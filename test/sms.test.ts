@@ -240,7 +240,7 @@ test('the global ceiling per minute bites', async () => {
 test('shutdown stops claiming, finishes the sends in flight and leaves the rest pending for the next start', async () => {
   gateway.delayMs = 200;
   // Answers take 200 ms: a time-out far above that, so that a loaded machine does not turn a send in
-  // flight into a time-out and a retry (the default 300 ms here once did).
+  // flight into a time-out and a retry (with the 300 ms of the other tests it could).
   const slow = { SMS_HTTP_TIMEOUT_MS: '5000', SMS_LEASE_MS: '10000' };
   const s = await service(slow, false);
   for (let i = 0; i < 15; i += 1) await s.store.enqueueAuthCode(String(i), phone(i));
