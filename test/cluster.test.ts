@@ -79,6 +79,9 @@ test('migrations run once, in the primary, before any worker starts', async () =
   const migrated = s.lines.filter((l) => l.msg === 'schema migrated');
   expect(migrated).toHaveLength(1);
   expect(migrated[0]).toMatchObject({ pid: primaryPid(s), from: 0 });
+  // A worker's request line, should its start have logged nothing (the default SMS gateway says nothing).
+  await request(s.port, TOKEN_PATH);
+  await s.waitFor((l) => l.pid !== primaryPid(s));
   const first = s.lines.findIndex((l) => l.pid !== primaryPid(s));
   expect(first).toBeGreaterThan(s.lines.indexOf(migrated[0]!));
 });
