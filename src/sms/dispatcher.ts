@@ -155,7 +155,8 @@ export class Dispatcher {
    * the row's recorded start makes the next claim a counted resend.
    */
   private async record(m: ClaimedSms, leaseEnd: number, write: () => Promise<boolean>): Promise<boolean | null> {
-    const until = Math.min(leaseEnd - 1000, Date.now() + RECORD_RETRY_MS);
+    // Stopping, a second at most: the cluster's kill deadline leaves 2 s beyond a send's time-out.
+    const until = Math.min(leaseEnd - 1000, Date.now() + (this.running ? RECORD_RETRY_MS : 1000));
     for (let delay = 100; ; delay *= 2) {
       try {
         return await write();
