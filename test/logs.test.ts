@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, cut, fieldsOf, lineOf, maskPhone, MAX_LINE_BYTES, MAX_VALUE_CHARS } from '../src/ops/log';
+import { createLogger, cut, fieldsOf, lineOf, maskPhone, MAX_LINE_BYTES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS } from '../src/ops/log';
 import { FakeGateway } from './helpers/sms-gateway';
 import { type LogLine, request, type Service, servicesPerTest } from './helpers/service';
 
@@ -119,7 +119,7 @@ describe('bounded values and lines', () => {
     logger.info(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, '\u0001'.repeat(200)])), 'many control characters');
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(Buffer.byteLength(line) + 1).toBeLessThanOrEqual(MAX_LINE_BYTES);
-    expect(JSON.parse(lines[0]).msg).toBe(`${'€'.repeat(MAX_VALUE_CHARS)}…[${100_000 - MAX_VALUE_CHARS} more chars]`);
+    expect(JSON.parse(lines[0]).msg).toBe(`${'€'.repeat(MAX_MESSAGE_CHARS)}…[${100_000 - MAX_MESSAGE_CHARS} more chars]`);
     expect(JSON.parse(lines[1])).toMatchObject({ level: 'info', msg: 'many control characters', lineCut: expect.any(Number) });
     expect(lineOf('{"msg":"short"}\n')).toBe('{"msg":"short"}\n');
   });

@@ -25,10 +25,11 @@ describe('start', () => {
     expect(line.msg).not.toContain('empty');
   });
 
-  test('an empty store gets a hint', async () => {
-    const s = await service({ load: false });
-    expect(s.lines.find((l) => l.msg.startsWith('listening on '))!.msg).toContain(
-      '0 students, 0 devices; the store is empty: load it with `npm run import',
+  test('an empty store gets a hint, whole however long the store path', async () => {
+    // A relative path, in the test's own directory (the working directory): created by the service.
+    const s = await service({ fresh: true, env: { SQLITE_PATH: `${'a-long-folder-name/'.repeat(8)}student-info.db` } });
+    expect(s.lines.find((l) => l.msg.startsWith('listening on '))!.msg).toMatch(
+      /: 0 students, 0 devices; the store is empty: load it with `npm run import -- --students FILE\.csv --devices FILE\.csv` \(or --demo\)$/,
     );
   });
 

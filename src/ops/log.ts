@@ -13,6 +13,11 @@ export type Fields = Record<string, unknown>;
 
 /** A string value longer than this is cut, with a marker saying how much went. */
 export const MAX_VALUE_CHARS = 256;
+/**
+ * Messages are the code's own sentences (the start line names the address, the store's path, what
+ * to do next): cut later than values, still far inside a line.
+ */
+export const MAX_MESSAGE_CHARS = 1024;
 /** A stack keeps its frames, which is what an operator reads it for; its message part is cut as a value. */
 const MAX_STACK_CHARS = 2048;
 /** What all the string values of one line may add up to before the rest are cut to their marker. */
@@ -166,7 +171,7 @@ const options: pino.LoggerOptions = {
   hooks: {
     // The message is a value too (and pino takes an error's message for it when there is none).
     logMethod(args, method) {
-      for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = cut(args[i] as string);
+      for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = cut(args[i] as string, MAX_MESSAGE_CHARS);
       return method.apply(this, args);
     },
     streamWrite: lineOf,
