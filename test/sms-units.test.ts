@@ -1,7 +1,7 @@
 import { loadConfig } from '../src/config';
 import { HttpGateway } from '../src/sms/gateways/http';
 import { GatewayError } from '../src/sms/gateways';
-import { twilioPreset } from '../src/sms/gateways/twilio';
+import { twilioPreset } from '../src/config/sms';
 import { MemoryLimiter } from '../src/sms/limits';
 import { needsUnicode, renderMessage, ucs2Hex } from '../src/sms/message';
 import { checkRequest, maskPhone } from '../src/sms/validation';

@@ -30,4 +30,4 @@ export function checkRequest(code: string | null, phone: string | null, policy: 
   return { ok: true, code, phone: parsed.number };
 }
 
-export { maskPhone } from '../ops/log';
+export { maskPhone } from '../basics/log';

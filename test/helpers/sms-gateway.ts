@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { log } from '../../src/log';
+import { log } from '../../src/basics/log';
 import type { AddressInfo } from 'node:net';
 
 export interface GatewayRequest {
