@@ -4,7 +4,8 @@ import { GatewayError } from '../src/sms/gateways';
 import { twilioPreset } from '../src/config/sms';
 import { MemoryLimiter } from '../src/sms/limits';
 import { needsUnicode, renderMessage, ucs2Hex } from '../src/sms/message';
-import { checkRequest, maskPhone } from '../src/sms/validation';
+import { maskPhone } from '../src/basics/log';
+import { checkRequest } from '../src/sms/validation';
 import { smsReadiness, smsSummary } from '../src/sms/summary';
 import { FakeGateway } from './helpers/sms-gateway';
 

@@ -6,7 +6,6 @@ import type { ClaimedSms, SmsOutbox } from '../store/store';
 import { GatewayError, type SmsGateway } from './gateways';
 import { renderMessage } from './message';
 import { smsMetrics } from './metrics';
-import { maskPhone } from './validation';
 
 type DispatcherOptions = Pick<SmsConfig, 'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'failedHoldMinutes' | 'codeTtlSeconds'> & {
   /** The longest a send may take (the gateway's time-out); 0 for a gateway that does not wait. */
@@ -115,7 +114,7 @@ export class Dispatcher {
       // A send may only start if it can end while the lease holds: after the lease another dispatcher
       // may claim the row and send it too. A process slowed down since its claim gives the row back.
       else if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
-        log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone: maskPhone(m.phone) });
+        log.warn('SMS lease too short to send; left for the next claim', { id: m.id, phone: m.phone });
         settled.push(this.release(m));
       } else ready.push(m);
     }
@@ -133,10 +132,9 @@ export class Dispatcher {
 
   private async send(m: ClaimedSms, leaseEnd: number): Promise<void> {
     const gateway = this.gateway!;
-    const phone = maskPhone(m.phone);
     if (m.sendStartedAt !== null) {
       smsMetrics.resent.inc();
-      log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", { id: m.id, phone, attempt: m.attempts, earlierAttemptAt: m.sendStartedAt });
+      log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", { id: m.id, phone: m.phone, attempt: m.attempts, earlierAttemptAt: m.sendStartedAt });
     }
     try {
       await gateway.send({ phone: m.phone, code: m.code, text: renderMessage(this.options.template, m.code), key: messageKey(m) });
@@ -145,8 +143,8 @@ export class Dispatcher {
     }
     if (gateway.sends) smsMetrics.sent.inc();
     const recorded = await this.record(m, leaseEnd, () => this.outbox.markDelivered(m.id, this.owner, new Date()));
-    if (recorded === false) log.warn('SMS delivered after its lease ended', { id: m.id, phone });
-    else if (recorded) log.info(gateway.sends ? 'SMS delivered' : 'SMS written to the log, not sent', { id: m.id, phone, attempt: m.attempts, gateway: gateway.name });
+    if (recorded === false) log.warn('SMS delivered after its lease ended', { id: m.id, phone: m.phone });
+    else if (recorded) log.info(gateway.sends ? 'SMS delivered' : 'SMS written to the log, not sent', { id: m.id, phone: m.phone, attempt: m.attempts, gateway: gateway.name });
   }
 
   /**
@@ -162,7 +160,7 @@ export class Dispatcher {
         return await write();
       } catch (err) {
         if (Date.now() + delay >= until) {
-          log.error('SMS outcome not recorded', { id: m.id, phone: maskPhone(m.phone), error: (err as Error).message });
+          log.error('SMS outcome not recorded', { id: m.id, phone: m.phone, error: (err as Error).message });
           return null;
         }
         log.warn('SMS outcome not recorded yet; trying again', { id: m.id, retryInMs: delay, error: (err as Error).message });
@@ -184,20 +182,19 @@ export class Dispatcher {
     const reason = `code expired after ${this.options.codeTtlSeconds} s; not sent`;
     if (!(await this.record(m, leaseEnd, () => this.outbox.markExpired(m.id, this.owner, new Date(), reason)))) return;
     smsMetrics.expired.inc();
-    log.warn('SMS not sent: its code expired', { id: m.id, phone: maskPhone(m.phone), ageSeconds: Math.round(ageMs / 1000) });
+    log.warn('SMS not sent: its code expired', { id: m.id, phone: m.phone, ageSeconds: Math.round(ageMs / 1000) });
   }
 
   private async failed(m: ClaimedSms, leaseEnd: number, err: GatewayError): Promise<void> {
-    const phone = maskPhone(m.phone);
     if (err.retryable && m.attempts < this.options.maxAttempts) {
       const delay = Math.min(this.options.retryBaseMs * 2 ** (m.attempts - 1), MAX_BACKOFF_MS) * (1 + Math.random() / 2);
       await this.record(m, leaseEnd, () => this.outbox.scheduleRetry(m.id, this.owner, new Date(Date.now() + delay), err.message, err.answerLost));
       smsMetrics.retries.inc();
-      log.warn('SMS not sent; will retry', { id: m.id, phone, attempt: m.attempts, retryInMs: Math.round(delay), answerLost: err.answerLost, error: err.message });
+      log.warn('SMS not sent; will retry', { id: m.id, phone: m.phone, attempt: m.attempts, retryInMs: Math.round(delay), answerLost: err.answerLost, error: err.message });
       return;
     }
     await this.record(m, leaseEnd, () => this.outbox.markFailed(m.id, this.owner, new Date(), err.message, this.options.failedHoldMinutes === 0));
     smsMetrics.failed.inc();
-    log.error('SMS failed for good', { id: m.id, phone, attempts: m.attempts, error: err.message });
+    log.error('SMS failed for good', { id: m.id, phone: m.phone, attempts: m.attempts, error: err.message });
   }
 }

@@ -5,7 +5,7 @@ import { log } from '../basics/log';
 import type { Store } from '../store/store';
 import type { Limiter } from './limits';
 import { smsMetrics } from './metrics';
-import { checkRequest, maskPhone, type RefusalReason } from './validation';
+import { checkRequest, type RefusalReason } from './validation';
 
 /** The same phone and code again within this time is the app retrying, not a new message. */
 const DUPLICATE_MS = 2 * 60_000;
@@ -68,7 +68,7 @@ export class SmsIntake {
       smsMetrics.saveFailed.inc();
       // A warning: the request's own error line (the fault, with the stack) follows.
       log.warn('AuthCode request not queued: the store failed; its allowances are given back, so the retry the fault prompts is queued', {
-        phone: maskPhone(checked.phone),
+        phone: checked.phone,
         error: (err as Error).message,
       });
       throw err;
@@ -92,6 +92,6 @@ export class SmsIntake {
 
   private refuse(reason: Refusal, phone: string | null, fields: Record<string, string> = {}): void {
     smsMetrics.refused.inc({ reason });
-    log.warn('AuthCode request not sent', { reason, ...fields, phone: maskPhone(phone) });
+    log.warn('AuthCode request not sent', { reason, ...fields, phone });
   }
 }

@@ -29,5 +29,3 @@ export function checkRequest(code: string | null, phone: string | null, policy: 
   if (type !== undefined && !MOBILE_TYPES.has(type)) return { ok: false, reason: 'not_mobile' };
   return { ok: true, code, phone: parsed.number };
 }
-
-export { maskPhone } from '../basics/log';

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { log } from '../../src/basics/log';
+import { fieldsOf, log } from '../../src/basics/log';
 import type { AddressInfo } from 'node:net';
 
 export interface GatewayRequest {
@@ -96,7 +96,10 @@ export function captureLog(): { lines: LogLine[]; restore(): void } {
   const lines: LogLine[] = [];
   const spies = (['info', 'warn', 'error'] as const).map((level) =>
     jest.spyOn(log, level).mockImplementation((msg: string, fields?: Record<string, unknown>) => {
-      lines.push(fields === undefined ? { level, msg } : { level, msg, fields });
+      if (fields === undefined) return void lines.push({ level, msg });
+      // As the logger writes them (phones masked, secrets out), without the request id it may add.
+      const { reqId, ...written } = fieldsOf(fields);
+      lines.push({ level, msg, fields: 'reqId' in fields ? { reqId, ...written } : written });
     }),
   );
   return { lines, restore: () => spies.forEach((s) => s.mockRestore()) };

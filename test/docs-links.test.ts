@@ -1,0 +1,60 @@
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import { anchorsOf, brokenLinks, linksOf, markdownFiles, slug } from './helpers/doc-links';
+
+const root = path.resolve(__dirname, '..');
+
+describe('documentation links', () => {
+  test('every relative link and #anchor in README.md, docs/ and deploy/ resolves', () => {
+    const files = markdownFiles(root);
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/sms.md']));
+    expect(brokenLinks(root, files)).toEqual([]);
+  });
+
+  test('headings get the anchors GitHub gives them', () => {
+    expect(slug('Shadow traffic: a cut-over proved on real traffic')).toBe('shadow-traffic-a-cut-over-proved-on-real-traffic');
+    expect(slug('Exempting trusted callers: `SMS_LIMIT_EXEMPT`')).toBe('exempting-trusted-callers-sms_limit_exempt');
+    expect(slug('Measured: `npm run bench:stall`')).toBe('measured-npm-run-benchstall');
+    expect(slug('Exactly once where it can be, never lost')).toBe('exactly-once-where-it-can-be-never-lost');
+    expect(slug('The cluster (WORKERS > 1)')).toBe('the-cluster-workers--1');
+    expect(slug('See [SMS](docs/sms.md) now')).toBe('see-sms-now');
+    const anchors = anchorsOf('# A\n## Notes\n```\n## Not a heading\n```\n## Notes\n<a id="kept"></a>\n');
+    expect([...anchors].sort()).toEqual(['a', 'kept', 'notes', 'notes-1']);
+  });
+
+  test('links in code are not links; external ones are not checked', () => {
+    const text = [
+      'See [x](a.md#b) and `[not](code.md)`.',
+      '```',
+      '[inside](fence.md)',
+      '```',
+      '[web](https://example.org/x) ![chart](docs/bench/bench.svg "title")',
+      '[ref]: other.md',
+    ].join('\n');
+    expect(linksOf('f.md', text).map((l) => [l.line, l.target])).toEqual([
+      [1, 'a.md#b'],
+      [5, 'docs/bench/bench.svg'],
+      [6, 'other.md'],
+    ]);
+  });
+
+  test('a missing file, a missing anchor and a way out of the repository are each reported', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'doc-links-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'docs'));
+      fs.writeFileSync(path.join(dir, 'docs', 'a.md'), '# Page A\n\n## Part one\n');
+      fs.writeFileSync(
+        path.join(dir, 'README.md'),
+        '[ok](docs/a.md#part-one) [self](#readme) [gone](docs/b.md) [bad](docs/a.md#part-two) [out](../x.md)\n# Readme\n',
+      );
+      expect(brokenLinks(dir, ['README.md'])).toEqual([
+        'README.md:1: docs/b.md: no such file',
+        'README.md:1: docs/a.md#part-two: no heading or anchor #part-two there',
+        'README.md:1: ../x.md: leaves the repository',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
