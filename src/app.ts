@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { createHttpBinding, type HttpHandler } from './bindings/http';
-import { send } from './bindings/send';
+import { send, sendErrorText } from './bindings/send';
 import { createSoapBinding, type SoapHandler } from './bindings/soap';
 import type { Config, Limits } from './config';
 import { Errors, type HostError, HostErrors } from './errors';
@@ -130,7 +130,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     // Logged with its stack under the request's id by the request hooks.
     exchangeOf(res).error = err;
     if (res.headersSent) return void res.destroy();
-    send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, `${Errors.internal().message}\r\n`);
+    sendErrorText(res, Errors.internal().message);
   };
 
   return (request, response) => {

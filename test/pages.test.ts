@@ -137,6 +137,7 @@ describe('GET /X.asmx?wsdl', () => {
     const res = await request(app).get(`/AboutUs.asmx${query}`);
     expect(res.status).toBe(500);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('private, max-age=0');
     expect(res.text).toBe(`${message}\r\n`);
   });
 

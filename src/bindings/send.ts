@@ -23,5 +23,13 @@ export function send(res: Response, status: number, headers: Readonly<Record<str
   res.end(payload);
 }
 
+/**
+ * ASMX's plain-text error answer, given where no SOAP fault can be (HTTP GET/POST, a discovery
+ * request, a failure nothing foresaw): 500, the message and CRLF. A service page's says max-age=0.
+ */
+export function sendErrorText(res: Response, message: string, cacheControl: 'private' | 'private, max-age=0' = 'private'): void {
+  send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': cacheControl }, `${message}\r\n`);
+}
+
 /** Characters beyond which a body is sent as bytes (see above). */
 const LONG_BODY = 16 * 1024;

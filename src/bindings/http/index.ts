@@ -5,7 +5,7 @@ import { charFromHttpValue } from '../../services/char';
 import type { EndpointSpec, OperationSpec } from '../../services/contract';
 import type { Operation } from '../../services/types';
 import { type AnswerWriter, compileAnswerWriter, KeptBytes } from '../answers';
-import { send } from '../send';
+import { send, sendErrorText } from '../send';
 import { lookup, parametersOf } from './form';
 
 /**
@@ -78,5 +78,5 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
 function sendError(res: Response, e: unknown): void {
   const error = e instanceof AsmxError ? e : Errors.internal();
   reportFault(res, error, e);
-  send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, error.message + '\r\n');
+  sendErrorText(res, error.message);
 }
