@@ -8,8 +8,8 @@ import { type Config, loadConfig, PROTOCOLS } from '../src/config';
 import { createServicePages } from '../src/pages';
 import { discoDocument } from '../src/pages/disco';
 import { WsdlCatalog } from '../src/pages/wsdl';
-import { projectRoot } from '../src/paths';
-import { ENDPOINTS, findEndpoint } from '../src/services/contract';
+import { projectRoot } from '../src/basics/paths';
+import { ENDPOINTS, findEndpoint } from '../src/contract/operations';
 
 const TEMPURI = 'http://tempuri.org/';
 const FIXTURES = path.join(__dirname, 'fixtures', 'exchanges');
@@ -137,6 +137,7 @@ describe('GET /X.asmx?wsdl', () => {
     const res = await request(app).get(`/AboutUs.asmx${query}`);
     expect(res.status).toBe(500);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('private, max-age=0');
     expect(res.text).toBe(`${message}\r\n`);
   });
 

@@ -1,4 +1,4 @@
-import { exchangeOf } from '../ops/exchange';
+import { exchangeOf } from '../transport/exchange';
 import type { Response } from '../transport/types';
 
 /**
@@ -21,6 +21,14 @@ export function send(res: Response, status: number, headers: Readonly<Record<str
   res.setHeader('Content-Length', typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length);
   exchangeOf(res).body = payload;
   res.end(payload);
+}
+
+/**
+ * ASMX's plain-text error answer, given where no SOAP fault can be (HTTP GET/POST, a discovery
+ * request, a failure nothing foresaw): 500, the message and CRLF. A service page's says max-age=0.
+ */
+export function sendErrorText(res: Response, message: string, cacheControl: 'private' | 'private, max-age=0' = 'private'): void {
+  send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': cacheControl }, `${message}\r\n`);
 }
 
 /** Characters beyond which a body is sent as bytes (see above). */

@@ -3,10 +3,11 @@
  * DefaultWsdlHelpGenerator.aspx (its structure, English texts and sample messages), from the contract
  * table rather than from a parsed WSDL. Windows line ends, as the .NET Framework writes them.
  */
-import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../services/contract';
-import { STUDENT_FIELDS } from '../services/types';
-import { escapeMarkup } from '../escape';
+import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../contract/operations';
+import { STUDENT_FIELDS } from '../contract/types';
+import { escapeMarkup } from '../basics/escape';
 import { PROTOCOLS, type Protocol } from '../config';
+import { Soap11, Soap12, type SoapVersion } from '../bindings/soap/versions';
 
 const NL = '\r\n';
 const TEMPURI = 'http://tempuri.org/';
@@ -69,26 +70,8 @@ const TEMPURI_WARNING = [
 
 const PLACEHOLDERS_TEXT = 'The <font class=value>placeholders</font> shown need to be replaced with actual values.';
 
-const SOAP_VERSIONS = [
-  {
-    title: 'SOAP 1.1',
-    protocol: 'HttpSoap',
-    prefix: 'soap',
-    envelopeNs: 'http://schemas.xmlsoap.org/soap/envelope/',
-    contentType: 'text/xml; charset=utf-8',
-    soapAction: true,
-  },
-  {
-    title: 'SOAP 1.2',
-    protocol: 'HttpSoap12',
-    prefix: 'soap12',
-    envelopeNs: 'http://www.w3.org/2003/05/soap-envelope',
-    contentType: 'application/soap+xml; charset=utf-8',
-    soapAction: false,
-  },
-] as const;
-
-type SoapVersion = (typeof SOAP_VERSIONS)[number];
+/** The help page's samples name 1.2's envelope prefix `soap12`, where the service's answers say `soap` for both. */
+const samplePrefix = (version: SoapVersion): string => (version === Soap12 ? 'soap12' : 'soap');
 
 /** Where a page is served: what the samples and the test form need of the service URL. */
 interface Location {
@@ -189,8 +172,8 @@ export function operationHelpPage(
       ? ["          To test the operation using the HTTP POST protocol, click the 'Invoke' button.", '', ...testForm(location, operation)]
       : // What ASP.NET shows a remote client when the WSDL has no HTTP POST binding.
         ['          The test form is only available for requests from the local machine.', '']),
-    ...SOAP_VERSIONS.filter((version) => protocols.has(version.protocol)).flatMap((version) =>
-      section(version.title, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
+    ...[Soap11, Soap12].filter((version) => protocols.has(version.protocol)).flatMap((version) =>
+      section(`SOAP ${version.name}`, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
     ),
     ...(protocols.has('HttpGet') ? section('HTTP GET', httpGetRequest(location, operation), httpResponse(ns, operation)) : []),
     ...(protocols.has('HttpPost') ? section('HTTP POST', httpPostRequest(location, operation), httpResponse(ns, operation)) : []),
@@ -323,7 +306,7 @@ function soapBodyResponse(ns: string, operation: OperationSpec): SampleElement {
 }
 
 function envelope(version: SoapVersion, body: SampleElement): string[] {
-  const p = version.prefix;
+  const p = samplePrefix(version);
   return [
     XML_DECLARATION,
     ...sampleLines({
@@ -347,7 +330,7 @@ function soapRequest(version: SoapVersion, location: Location, ns: string, opera
     `Host: ${location.host}`,
     `Content-Type: ${version.contentType}`,
     `Content-Length: ${value('length')}`,
-    ...(version.soapAction ? [`SOAPAction: "${escapeMarkup(utf8Escape(soapActionOf(ns, operation.name)))}"`] : []),
+    ...(version.soapActionHeader ? [`SOAPAction: "${escapeMarkup(utf8Escape(soapActionOf(ns, operation.name)))}"`] : []),
     '',
     ...envelope(version, soapBodyRequest(ns, operation)),
   ].join(NL);

@@ -1,8 +1,8 @@
 import type { Request, Response } from '../transport/types';
-import { send } from '../bindings/send';
+import { send, sendErrorText } from '../bindings/send';
 import { urlDecode } from '../bindings/url-decode';
 import type { Config } from '../config';
-import type { EndpointSpec } from '../services/contract';
+import type { EndpointSpec } from '../contract/operations';
 import { discoDocument } from './disco';
 import { methodNotFoundPage, operationHelpPage, serviceHelpPage } from './help';
 import { serviceUrl } from './public-url';
@@ -37,9 +37,9 @@ function reply(res: Response, status: number, contentType: string, body: string)
   send(res, status, { 'Cache-Control': 'private, max-age=0', 'Content-Type': contentType }, body);
 }
 
-/** A discovery request that cannot be answered: ASMX's text/plain 500 with the message and CRLF. */
+/** A discovery request that cannot be answered. */
 function discoveryError(res: Response, message: string): void {
-  reply(res, 500, 'text/plain; charset=utf-8', `${message}\r\n`);
+  sendErrorText(res, message, 'private, max-age=0');
 }
 
 /**

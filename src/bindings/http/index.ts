@@ -1,11 +1,11 @@
 import type { Request, Response } from '../../transport/types';
-import { AsmxError, Errors } from '../../errors';
-import { exchangeOf, reportFault } from '../../ops/exchange';
-import { charFromHttpValue } from '../../services/char';
-import type { EndpointSpec, OperationSpec } from '../../services/contract';
-import type { Operation } from '../../services/types';
+import { AsmxError, Errors } from '../../basics/errors';
+import { exchangeOf, reportFault } from '../../transport/exchange';
+import { charFromHttpValue } from '../../contract/char';
+import type { EndpointSpec, OperationSpec } from '../../contract/operations';
+import type { Operation } from '../../contract/types';
 import { type AnswerWriter, compileAnswerWriter, KeptBytes } from '../answers';
-import { send } from '../send';
+import { send, sendErrorText } from '../send';
 import { lookup, parametersOf } from './form';
 
 /**
@@ -78,5 +78,5 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
 function sendError(res: Response, e: unknown): void {
   const error = e instanceof AsmxError ? e : Errors.internal();
   reportFault(res, error, e);
-  send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, error.message + '\r\n');
+  sendErrorText(res, error.message);
 }

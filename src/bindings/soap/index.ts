@@ -1,10 +1,10 @@
 import type { Request, Response } from '../../transport/types';
 import * as soap from 'soap';
-import { AsmxError, Errors } from '../../errors';
-import { exchangeOf, reportFault, reportRefusal } from '../../ops/exchange';
-import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
-import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
-import type { Operation, Result } from '../../services/types';
+import { AsmxError, Errors } from '../../basics/errors';
+import { exchangeOf, reportFault, reportRefusal } from '../../transport/exchange';
+import { ABSENT_CHAR, charFromSoapCode } from '../../contract/char';
+import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../contract/operations';
+import type { Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
@@ -98,8 +98,8 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 
   // With one version switched off, every request goes through the other's routing, and an envelope
   // of the version that is off is a version mismatch (SOAP 1.2's Upgrade header only with 1.2 on).
-  const soap11 = opts.protocols.has('HttpSoap');
-  const soap12 = opts.protocols.has('HttpSoap12');
+  const soap11 = opts.protocols.has(Soap11.protocol);
+  const soap12 = opts.protocols.has(Soap12.protocol);
   const expecting = soap11 ? Soap11.envelopeNs : Soap12.envelopeNs;
   const upgrade: SoapVersion['name'][] = soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : [];
   const mismatch = (res: Response, root: QName) => sendFault(res, Soap11, Errors.versionMismatch(root.ns, expecting), undefined, upgrade);

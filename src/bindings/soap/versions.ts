@@ -1,5 +1,5 @@
-import type { AsmxError, FaultSide } from '../../errors';
-import { escapeText } from '../../escape';
+import type { AsmxError, FaultSide } from '../../basics/errors';
+import { escapeText } from '../../basics/escape';
 
 /**
  * SOAP 1.1 and 1.2 as data. Both are written the way ASMX writes them (prefix `soap`, xsi and xsd
@@ -8,7 +8,11 @@ import { escapeText } from '../../escape';
  */
 export interface SoapVersion {
   readonly name: '1.1' | '1.2';
+  /** The web.config protocol (PROTOCOLS) that switches it on. */
+  readonly protocol: 'HttpSoap' | 'HttpSoap12';
   readonly envelopeNs: string;
+  /** Whether the operation is named in a SOAPAction header (1.1) rather than the media type's action (1.2). */
+  readonly soapActionHeader: boolean;
   /** The answer's Content-Type. */
   readonly contentType: string;
   /** A whole answer envelope around one Body child. */
@@ -35,6 +39,7 @@ const XSI_XSD = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd
 
 function makeVersion(
   name: SoapVersion['name'],
+  protocol: SoapVersion['protocol'],
   envelopeNs: string,
   mediaType: string,
   faultBody: (code: string, text: string, detail: boolean) => string,
@@ -45,7 +50,9 @@ function makeVersion(
   const tail = '</soap:Body></soap:Envelope>';
   return {
     name,
+    protocol,
     envelopeNs,
+    soapActionHeader: name === '1.1',
     contentType: `${mediaType}; charset=utf-8`,
     envelope: (bodyContent) => head + bodyContent + tail,
     fault: (error, upgrade = ['1.1', '1.2']) => {
@@ -60,6 +67,7 @@ function makeVersion(
 
 export const Soap11 = makeVersion(
   '1.1',
+  'HttpSoap',
   'http://schemas.xmlsoap.org/soap/envelope/',
   'text/xml',
   (code, text, detail) =>
@@ -69,6 +77,7 @@ export const Soap11 = makeVersion(
 
 export const Soap12 = makeVersion(
   '1.2',
+  'HttpSoap12',
   'http://www.w3.org/2003/05/soap-envelope',
   'application/soap+xml',
   (code, text, detail) =>

@@ -5,7 +5,7 @@ import { LogGateway } from './log';
 
 export { GatewayError, type SmsGateway, type SmsMessage } from './gateway';
 
-/** The gateway SMS_GATEWAY names, or null for `none`; Twilio is the HTTP gateway with its preset (config). */
+/** The gateway SMS_GATEWAY names, or null for `none`; Twilio is the HTTP gateway, set up by twilioPreset when the configuration is read. */
 export function createGateway(config: SmsConfig): SmsGateway | null {
   switch (config.gateway) {
     case 'none':

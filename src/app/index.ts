@@ -1,23 +1,23 @@
 import type http from 'node:http';
-import { createHttpBinding, type HttpHandler } from './bindings/http';
-import { send } from './bindings/send';
-import { createSoapBinding, type SoapHandler } from './bindings/soap';
-import type { Config, Limits } from './config';
-import { Errors, type HostError, HostErrors } from './errors';
-import { protocolVerdict, type RequestKind } from './bindings/protocols';
-import { exchangeOf, reportRefusal } from './ops/exchange';
-import { type RequestTap, requestHooks } from './ops/request-hooks';
-import { createServicePages } from './pages';
-import { createErrorPage } from './pages/error-page';
-import { WsdlCatalog } from './pages/wsdl';
-import { ENDPOINTS, type EndpointSpec, findEndpoint } from './services/contract';
-import { createServices } from './services';
-import { MemoryLimiter } from './sms/limits';
-import { SmsIntake } from './sms/intake';
-import type { Store } from './store/store';
-import { BodyAborted, BodyTooLarge, readBody } from './transport/body';
-import { answerAndClose } from './transport/server';
-import { pathOf, type Request, type Response } from './transport/types';
+import { createHttpBinding, type HttpHandler } from '../bindings/http';
+import { send, sendErrorText } from '../bindings/send';
+import { createSoapBinding, type SoapHandler } from '../bindings/soap';
+import type { Config, Limits } from '../config';
+import { Errors, type HostError, HostErrors } from '../basics/errors';
+import { protocolVerdict, type RequestKind } from '../bindings/protocols';
+import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
+import { requestHooks } from './request-hooks';
+import { createServicePages } from '../pages';
+import { createErrorPage } from '../pages/error-page';
+import { WsdlCatalog } from '../pages/wsdl';
+import { ENDPOINTS, type EndpointSpec, findEndpoint } from '../contract/operations';
+import { createServices } from '../services';
+import { MemoryLimiter } from '../sms/limits';
+import { SmsIntake } from '../sms/intake';
+import type { Store } from '../store/store';
+import { BodyAborted, BodyTooLarge, readBody } from '../transport/body';
+import { answerAndClose } from '../transport/server';
+import { pathOf, type Request, type Response } from '../transport/types';
 
 interface EndpointBindings {
   spec: EndpointSpec;
@@ -130,7 +130,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts = 
     // Logged with its stack under the request's id by the request hooks.
     exchangeOf(res).error = err;
     if (res.headersSent) return void res.destroy();
-    send(res, 500, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'private' }, `${Errors.internal().message}\r\n`);
+    sendErrorText(res, Errors.internal().message);
   };
 
   return (request, response) => {

@@ -7,8 +7,8 @@ import { escapeMarkup } from './escape';
  */
 
 /**
- * Who is to blame, in SOAP 1.1 words. SOAP 1.2 renames Client/Server to Sender/Receiver; see
- * `soapVersions` in bindings/soap/versions.ts.
+ * Who is to blame, in SOAP 1.1 words. SOAP 1.2 renames Client/Server to Sender/Receiver: each
+ * version's fault codes are in its entry of the SOAP version table (Soap11, Soap12).
  */
 export type FaultSide = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
