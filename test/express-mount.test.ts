@@ -4,13 +4,13 @@ import os from 'os';
 import path from 'path';
 import express from 'express';
 import request from 'supertest';
-import { studentInfoRouter, type StudentInfoRouter } from '../src/mount';
+import { studentInfoRouter, type StudentInfoRouter } from '../src/process/mount';
 import { createTestApp, type TestApp } from './helpers/app';
 import { EXCHANGES, expectRecordedAnswer, HOST, sendExchange } from './helpers/exchanges';
 import { BUILD_DIR } from './helpers/service';
 
 /**
- * The service mounted into an Express app (src/mount.ts): the contract exchanges answered through
+ * The service mounted into an Express app (src/process/mount.ts): the contract exchanges answered through
  * the mount as `npm start` answers them, the mount path in every address, and what a host app can
  * get wrong (a body parser ahead of the mount, a pattern for a path, a store that will not open)
  * answered without hanging or ending anything. test/express-mount-bytes.test.ts compares every

@@ -1,15 +1,15 @@
 import type http from 'node:http';
 import express, { type Express } from 'express';
-import { createApp } from './app';
-import { send } from './bindings/send';
-import { type Config, ConfigError, loadConfig } from './config';
-import type { Env } from './config/parse';
-import { HostErrors } from './errors';
-import { log, setLogLevel } from './ops/log';
-import { createSms, type Sms } from './sms';
-import { openStore } from './store/open';
-import type { Store } from './store/store';
-import type { Response } from './transport/types';
+import { createApp } from '../app';
+import { send } from '../bindings/send';
+import { type Config, ConfigError, loadConfig } from '../config';
+import type { Env } from '../config/parse';
+import { HostErrors } from '../basics/errors';
+import { log, setLogLevel } from '../basics/log';
+import { createSms, type Sms } from '../sms';
+import { openStore } from '../store/open';
+import type { Store } from '../store/store';
+import type { Response } from '../transport/types';
 
 /**
  * The service inside an existing Express app: `app.use('/StudentService', studentInfoRouter())`
