@@ -1,6 +1,7 @@
 // Quiet by default (test/setup-logs.ts applies it); LOG_LEVEL=info npm test shows the server's lines.
 process.env.LOG_LEVEL ??= 'silent';
 
+const fs = require('fs');
 const net = require('net');
 const { Client } = require('pg');
 
@@ -70,7 +71,13 @@ module.exports = async () => {
     throw new Error(`Redis at ${redisUrl} cannot be reached (${redisWhy}) and REQUIRE_REDIS=1`);
   } else {
     process.env.TEST_REDIS_URL = '';
-    process.stderr.write(`Redis at ${redisUrl} cannot be reached (${redisWhy}): the shared-limit tests are SKIPPED (REQUIRE_REDIS=1 makes this an error)\n`);
+    process.stderr.write(`Redis at ${redisUrl} cannot be reached (${redisWhy}): the shared-limit and round-robin recipe tests are SKIPPED (REQUIRE_REDIS=1 makes this an error)\n`);
+  }
+  // Said here, before the run: jest drops what a suite whose tests are all skipped writes to the console.
+  const nginx = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => fs.existsSync(p));
+  process.env.TEST_NGINX = nginx ?? '';
+  if (nginx === undefined && process.env.REQUIRE_NGINX !== '1') {
+    process.stderr.write('nginx is not installed: the deploy/nginx tests are SKIPPED (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)\n');
   }
   return {
     projects,

@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig } from '../src/config';
-import { projectRoot } from '../src/paths';
+import { projectRoot } from '../src/basics/paths';
 import { fileSource, ImportError, importFiles, type ImportSource, ImportStoppedError } from '../src/store/import';
 import { openStore, storeLocation, StoreOpenError } from '../src/store/open';
 import type { Store } from '../src/store/store';

@@ -21,12 +21,12 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { setLogLevel } from '../src/ops/log';
+import { setLogLevel } from '../src/basics/log';
 import { createSms } from '../src/sms';
 import { fileSource, importFiles } from '../src/store/import';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
-import { projectRoot } from '../src/paths';
+import { projectRoot } from '../src/basics/paths';
 import { runMain } from './run-main';
 
 const ROOT = projectRoot;

@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
 import fs from 'node:fs';
 import { ConfigError, loadConfig } from './config';
-import { runPrimary } from './ops/cluster';
-import { enableClusterMetrics } from './ops/metrics';
-import { log, setLogLevel } from './ops/log';
-import { serve } from './ops/server';
+import { runPrimary } from './process/cluster';
+import { enableClusterMetrics } from './app/metrics';
+import { log, setLogLevel } from './basics/log';
+import { serve } from './process/server';
 
 /**
  * The last line: an exception nothing caught leaves the process in a state nobody reasoned about.

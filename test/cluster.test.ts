@@ -1,6 +1,6 @@
 import fs from 'fs';
 import path from 'path';
-import { Restarts } from '../src/ops/restarts';
+import { Restarts } from '../src/process/restarts';
 import { type LogLine, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /** The cluster primary (WORKERS > 1): replacing workers with backoff, giving up, migrating once. */

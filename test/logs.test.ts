@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, cut, fieldsOf, lineOf, maskPhone, MAX_LINE_BYTES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS } from '../src/ops/log';
+import { createLogger, cut, fieldsOf, lineOf, maskPhone, MAX_LINE_BYTES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS } from '../src/basics/log';
 import { FakeGateway } from './helpers/sms-gateway';
 import { type LogLine, request, type Service, servicesPerTest } from './helpers/service';
 

@@ -134,7 +134,7 @@ describe('a build while the service runs from dist/', () => {
       expect(staged()).toEqual([]);
       expect((await request(service.port, TOKEN_PATH)).status).toBe(200);
 
-      const source = path.join(copy, 'src', 'paths.ts');
+      const source = path.join(copy, 'src', 'basics', 'paths.ts');
       const original = fs.readFileSync(source, 'utf8');
       fs.appendFileSync(source, "\nexport const broken: number = 'not a number';\n");
       try {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'fs';
 import net from 'net';
 import path from 'path';
-import { maskPhone } from '../src/ops/log';
+import { maskPhone } from '../src/basics/log';
 import { freePort, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /** The service as an operator runs it (the build, a process, its stderr and its admin listener). */

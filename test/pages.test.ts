@@ -8,8 +8,8 @@ import { type Config, loadConfig, PROTOCOLS } from '../src/config';
 import { createServicePages } from '../src/pages';
 import { discoDocument } from '../src/pages/disco';
 import { WsdlCatalog } from '../src/pages/wsdl';
-import { projectRoot } from '../src/paths';
-import { ENDPOINTS, findEndpoint } from '../src/services/contract';
+import { projectRoot } from '../src/basics/paths';
+import { ENDPOINTS, findEndpoint } from '../src/contract/operations';
 
 const TEMPURI = 'http://tempuri.org/';
 const FIXTURES = path.join(__dirname, 'fixtures', 'exchanges');

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { compileAnswerWriter, KeptBytes } from '../src/bindings/answers';
-import { findEndpoint } from '../src/services/contract';
+import { findEndpoint } from '../src/contract/operations';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite';
 import { RosterCache } from '../src/store/roster-cache';
-import type { StudentInfo } from '../src/services/types';
+import type { StudentInfo } from '../src/contract/types';
 
 /** The SQLite store keeps rosters it has read only while nobody has changed the data. */
 

@@ -1,5 +1,5 @@
 // The simulated failures in the tests are logged by the server; keep the test output readable.
-import { setLogLevel } from '../src/ops/log';
+import { setLogLevel } from '../src/basics/log';
 import { loadConfig } from '../src/config';
 
 setLogLevel(loadConfig().logLevel);

@@ -1,5 +1,5 @@
 import zlib from 'zlib';
-import type { CopyJob } from '../src/shadow/copier';
+import type { CopyJob } from '../src/shadow/frames';
 import { FrameReader, FrameWriter } from '../src/shadow/frames';
 
 /** The copies' wire between the service and its copier (src/shadow/frames.ts): what goes in comes out. */

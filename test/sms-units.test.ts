@@ -1,10 +1,10 @@
 import { loadConfig } from '../src/config';
 import { HttpGateway } from '../src/sms/gateways/http';
 import { GatewayError } from '../src/sms/gateways';
-import { twilioPreset } from '../src/sms/gateways/twilio';
+import { twilioPreset } from '../src/config/sms';
 import { MemoryLimiter } from '../src/sms/limits';
 import { needsUnicode, renderMessage, ucs2Hex } from '../src/sms/message';
-import { maskPhone } from '../src/ops/log';
+import { maskPhone } from '../src/basics/log';
 import { checkRequest } from '../src/sms/validation';
 import { smsReadiness, smsSummary } from '../src/sms/summary';
 import { FakeGateway } from './helpers/sms-gateway';

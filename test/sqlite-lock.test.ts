@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { scrape } from '../src/ops/metrics';
+import { scrape } from '../src/app/metrics';
 import { createSms, type Sms } from '../src/sms';
 import { isBusy, whenUnlocked } from '../src/store/busy';
 import { fileSource, importFiles } from '../src/store/import';

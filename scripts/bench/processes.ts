@@ -4,7 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { lowestPriority } from '../../src/ops/priority';
+import { lowestPriority } from '../../src/basics/priority';
 
 /** The processes the benchmark starts: each a separate node process, so that none shares a core's event loop with the load generator. */
 
@@ -57,7 +57,7 @@ const idlePrefix = lowestPriority();
 export const canIdle = idlePrefix[0] === 'chrt';
 
 /**
- * Starts a node script as a process of its own. `idle`: at the lowest priority (src/ops/priority.ts),
+ * Starts a node script as a process of its own. `idle`: at the lowest priority (src/basics/priority.ts),
  * so that it takes only CPU nothing else wants: a stand-in for a host that runs on a machine of its own.
  */
 export async function startNode(name: string, script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = [], idle = false): Promise<Started> {

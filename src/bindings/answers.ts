@@ -1,6 +1,6 @@
-import { escapeAttribute, escapeText } from '../escape';
-import type { OperationSpec } from '../services/contract';
-import { STUDENT_FIELDS, type Result, type StudentInfo } from '../services/types';
+import { escapeAttribute, escapeText } from '../basics/escape';
+import type { OperationSpec } from '../contract/operations';
+import { STUDENT_FIELDS, type Result, type StudentInfo } from '../contract/types';
 
 /**
  * The XML an ASMX host writes for each result, compiled per operation at start: every constant

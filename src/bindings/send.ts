@@ -1,4 +1,4 @@
-import { exchangeOf } from '../ops/exchange';
+import { exchangeOf } from '../transport/exchange';
 import type { Response } from '../transport/types';
 
 /**

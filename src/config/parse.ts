@@ -1,4 +1,4 @@
-import { type AddressRange, parseRange } from '../address';
+import { type AddressRange, parseRange } from '../basics/address';
 
 /**
  * The validators every setting goes through: each either returns the value, normalised, or throws a

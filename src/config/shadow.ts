@@ -1,4 +1,4 @@
-import { ENDPOINTS } from '../services/contract';
+import { ENDPOINTS } from '../contract/operations';
 import { absoluteUrl, ConfigError, type Getter, oneOf, wholeNumber } from './parse';
 
 /**

@@ -1,5 +1,5 @@
-import type { EndpointSpec } from '../services/contract';
-import { escapeMarkup } from '../escape';
+import type { EndpointSpec } from '../contract/operations';
+import { escapeMarkup } from '../basics/escape';
 import type { Protocol } from '../config';
 
 /**

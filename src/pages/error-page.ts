@@ -1,6 +1,6 @@
 import type { Response } from '../transport/types';
 import { send } from '../bindings/send';
-import { escapeMarkup } from '../escape';
+import { escapeMarkup } from '../basics/escape';
 
 /**
  * ASP.NET's runtime error page as a remote client sees it (customErrors RemoteOnly, the default):

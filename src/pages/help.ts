@@ -3,9 +3,9 @@
  * DefaultWsdlHelpGenerator.aspx (its structure, English texts and sample messages), from the contract
  * table rather than from a parsed WSDL. Windows line ends, as the .NET Framework writes them.
  */
-import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../services/contract';
-import { STUDENT_FIELDS } from '../services/types';
-import { escapeMarkup } from '../escape';
+import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../contract/operations';
+import { STUDENT_FIELDS } from '../contract/types';
+import { escapeMarkup } from '../basics/escape';
 import { PROTOCOLS, type Protocol } from '../config';
 import { Soap11, Soap12, type SoapVersion } from '../bindings/soap/versions';
 

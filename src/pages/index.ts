@@ -2,7 +2,7 @@ import type { Request, Response } from '../transport/types';
 import { send, sendErrorText } from '../bindings/send';
 import { urlDecode } from '../bindings/url-decode';
 import type { Config } from '../config';
-import type { EndpointSpec } from '../services/contract';
+import type { EndpointSpec } from '../contract/operations';
 import { discoDocument } from './disco';
 import { methodNotFoundPage, operationHelpPage, serviceHelpPage } from './help';
 import { serviceUrl } from './public-url';

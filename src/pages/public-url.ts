@@ -1,7 +1,7 @@
 import { type Request, pathOf } from '../transport/types';
 import type { TLSSocket } from 'node:tls';
 import type { Config } from '../config';
-import { findEndpoint } from '../services/contract';
+import { findEndpoint } from '../contract/operations';
 
 /**
  * host[:port] as a client can have typed it: a DNS name or IPv4 address, or a bracketed IPv6 address.

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ENDPOINTS, findEndpoint, soapActionOf } from '../services/contract';
-import { projectRoot } from '../paths';
-import { escapeMarkup } from '../escape';
+import { ENDPOINTS, findEndpoint, soapActionOf } from '../contract/operations';
+import { projectRoot } from '../basics/paths';
+import { escapeMarkup } from '../basics/escape';
 import { PROTOCOLS, type Protocol } from '../config';
 
 const NAMESPACE_PLACEHOLDER = '{xml_namespace}';

@@ -1,7 +1,7 @@
 import type { SmsIntake } from '../sms/intake';
 import type { Store } from '../store/store';
 import { currentRequest } from '../transport/context';
-import type { Operation, StudentInfo } from './types';
+import type { Operation, StudentInfo } from '../contract/types';
 
 /**
  * The five endpoints as plain typed objects: what each operation does, with no XML, HTTP or

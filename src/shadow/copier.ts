@@ -1,7 +1,7 @@
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { ANSWER_HEADERS, type Answer, compareLive, type Difference, sameAnswer } from './compare';
-import { FrameReader } from './frames';
+import { type CopyJob, FrameReader, type SentAnswer } from './frames';
 import type { Labels } from './metrics';
 import { Wire } from './wire';
 
@@ -25,31 +25,6 @@ export interface CopyTarget {
   primary: 'ours' | 'legacy';
   concurrency: number;
   timeoutMs: number;
-}
-
-/**
- * An answer as it went out: the body as written (a string, or bytes with their content coding), so
- * that the client's thread hands it on without decoding or copying it into text. Only the copier
- * turns it into text, and only when it differs from the other answer.
- */
-export interface SentAnswer {
-  status: number;
-  headers: Answer['headers'];
-  body: string | Uint8Array;
-  /** The answer's Content-Encoding, when its body is compressed. */
-  encoding?: string;
-}
-
-/** What the copier needs of a copy; all of it goes to the copier, so the client's thread keeps nothing. */
-export interface CopyJob {
-  requestId: string;
-  method: string;
-  url: string;
-  headers: string[];
-  body: Uint8Array | null;
-  primary: SentAnswer;
-  /** What this service made of the request (service-first), for the metrics and the report. */
-  labels: Labels;
 }
 
 /** A copy's outcome: its answer matched, differed (then with the copy and both answers as text), or never came. */

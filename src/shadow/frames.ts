@@ -1,4 +1,5 @@
-import type { CopyJob } from './copier';
+import type { Answer } from './compare';
+import type { Labels } from './metrics';
 
 /**
  * How copies cross from the service to its copier: as bytes on a pipe of their own, each copy one
@@ -14,6 +15,31 @@ import type { CopyJob } from './copier';
  * Fields: a string is its UTF-8 length then its bytes; bytes are their length then themselves; an
  * absent value is the length NONE.
  */
+
+/**
+ * An answer as it went out: the body as written (a string, or bytes with their content coding), so
+ * that the client's thread hands it on without decoding or copying it into text. Only the copier
+ * turns it into text, and only when it differs from the other answer.
+ */
+export interface SentAnswer {
+  status: number;
+  headers: Answer['headers'];
+  body: string | Uint8Array;
+  /** The answer's Content-Encoding, when its body is compressed. */
+  encoding?: string;
+}
+
+/** What the copier needs of a copy; all of it goes to the copier, so the client's thread keeps nothing. */
+export interface CopyJob {
+  requestId: string;
+  method: string;
+  url: string;
+  headers: string[];
+  body: Uint8Array | null;
+  primary: SentAnswer;
+  /** What this service made of the request (service-first), for the metrics and the report. */
+  labels: Labels;
+}
 
 const NONE = 0xffffffff;
 /** What a body was written as: node encodes a string body itself (as UTF-8). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Config, ShadowConfig } from '../config';
-import { HostErrors } from '../errors';
+import { HostErrors } from '../basics/errors';
 import { ANSWER_HEADERS } from './compare';
 import { countShadow } from './metrics';
 import { forwardable, HOP_BY_HOP, mayCopy, type Mirror } from './mirror';

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { log } from '../ops/log';
-import { lowestPriority } from '../ops/priority';
-import { findEndpoint } from '../services/contract';
-import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type SentAnswer, type Settled } from './copier';
-import { FrameWriter } from './frames';
+import { log } from '../basics/log';
+import { lowestPriority } from '../basics/priority';
+import { findEndpoint } from '../contract/operations';
+import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
+import { FrameWriter, type SentAnswer } from './frames';
 import { countShadow, type Labels } from './metrics';
 import type { Report } from './report';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { log } from '../ops/log';
+import { log } from '../basics/log';
 import type { Answer, Difference } from './compare';
 
 /**

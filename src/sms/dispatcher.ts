@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { SmsConfig } from '../config';
-import { log } from '../log';
+import { log } from '../basics/log';
 import type { ClaimedSms, SmsOutbox } from '../store/store';
 import { GatewayError, type SmsGateway } from './gateways';
 import { renderMessage } from './message';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { callerKey, canonicalAddress, inRanges } from '../address';
+import { callerKey, canonicalAddress, inRanges } from '../basics/address';
 import type { SmsConfig } from '../config';
-import { log } from '../log';
+import { log } from '../basics/log';
 import type { Store } from '../store/store';
 import type { Limiter } from './limits';
 import { smsMetrics } from './metrics';

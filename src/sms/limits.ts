@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { log } from '../log';
+import { log } from '../basics/log';
 import { smsMetrics } from './metrics';
 
 /**

@@ -1,5 +1,5 @@
 import type { SmsConfig } from '../config';
-import { log } from '../log';
+import { log } from '../basics/log';
 import type { SmsOutbox } from '../store/store';
 import { smsMetrics } from './metrics';
 

@@ -12,7 +12,7 @@ export type LockWaitOutcome = 'waited' | 'gave_up';
 
 let observer: (outcome: LockWaitOutcome) => void = () => undefined;
 
-/** Hears each statement that met a held lock: the metrics module counts them (src/ops/metrics.ts). */
+/** Hears each statement that met a held lock: the metrics module counts them (src/app/metrics.ts). */
 export function onLockWait(listener: (outcome: LockWaitOutcome) => void): void {
   observer = listener;
 }

@@ -1,4 +1,4 @@
-import type { StudentInfo } from '../services/types';
+import type { StudentInfo } from '../contract/types';
 
 /**
  * Rosters (a school's students by ShowActive) already read, kept while the database has not changed.

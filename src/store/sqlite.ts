@@ -1,7 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { StudentInfo } from '../services/types';
+import type { StudentInfo } from '../contract/types';
 import { isBusy, whenUnlocked } from './busy';
 import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { RosterCache } from './roster-cache';

@@ -1,4 +1,4 @@
-import type { StudentInfo } from '../services/types';
+import type { StudentInfo } from '../contract/types';
 
 /** A row of the students table, as imported. */
 export interface StudentRow extends StudentInfo {

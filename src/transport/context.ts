@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
-import { canonicalAddress, forwardedAddress } from '../address';
-import { log } from '../log';
+import { canonicalAddress, forwardedAddress } from '../basics/address';
+import { log } from '../basics/log';
 
 /** What an operation may need to know about the request it serves, beyond its arguments. */
 export interface RequestContext {
@@ -29,7 +29,7 @@ export const outsideRequest = <T>(fn: () => T): T => storage.exit(fn);
  * The one rule for who the caller is. Without TRUST_PROXY, the socket's peer. With it, the last
  * X-Forwarded-For entry: the one the proxy in front of us added (nginx's $proxy_add_x_forwarded_for
  * and IIS ARR append it); earlier entries are whatever the client chose to send. The entry is read in
- * every form those proxies write (src/address.ts); one that is no address (`unknown`, a proxy that
+ * every form those proxies write (src/basics/address.ts); one that is no address (`unknown`, a proxy that
  * was told to write something else) leaves the socket's peer, which is the proxy: a caller never
  * picks its own key by sending a malformed header.
  */

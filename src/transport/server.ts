@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Limits } from '../config';
-import { type HostError, HostErrors } from '../errors';
+import { type HostError, HostErrors } from '../basics/errors';
 import { declaredTooLarge } from './body';
 
 /**

@@ -13,7 +13,7 @@ export interface Request extends http.IncomingMessage {
   body?: Buffer;
 }
 
-/** node's answer, with what is learnt about the request on its way (see ops/exchange.ts). */
+/** node's answer, with what is learnt about the request on its way (see transport/exchange.ts). */
 export interface Response extends http.ServerResponse {
   locals: Record<string, unknown>;
 }

@@ -5,13 +5,12 @@ import os from 'os';
 import path from 'path';
 import { PROJECT_ROOT, type Reply, request } from './service';
 
-/** Debian's nginx, run by the deploy tests on ports of their own (REQUIRE_NGINX=1 makes its absence a failure). */
-export const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => fs.existsSync(p));
+/**
+ * Debian's nginx, run by the deploy tests on ports of their own. jest.config.js finds it (TEST_NGINX)
+ * and says before the run when these tests are skipped; REQUIRE_NGINX=1 makes its absence a failure.
+ */
+export const NGINX = process.env.TEST_NGINX || undefined;
 const required = process.env.REQUIRE_NGINX === '1';
-if (NGINX === undefined && !required) {
-  // eslint-disable-next-line no-console
-  console.warn('SKIP deploy/nginx tests: nginx is not installed (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)');
-}
 export const describeNginx = NGINX !== undefined || required ? describe : describe.skip;
 
 export const recipe = (file: string): string => fs.readFileSync(path.join(PROJECT_ROOT, 'deploy', 'nginx', file), 'utf8');

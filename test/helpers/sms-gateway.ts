@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { fieldsOf, log } from '../../src/ops/log';
+import { fieldsOf, log } from '../../src/basics/log';
 import type { AddressInfo } from 'node:net';
 
 export interface GatewayRequest {

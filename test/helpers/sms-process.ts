@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config';
-import { setLogLevel } from '../../src/ops/log';
+import { setLogLevel } from '../../src/basics/log';
 import { createSms } from '../../src/sms';
 import { openStore } from '../../src/store/open';
 

@@ -1,5 +1,5 @@
 import type { Request } from '../../transport/types';
-import { Errors } from '../../errors';
+import { Errors } from '../../basics/errors';
 import { type Charset, charsetNamed, UTF8 } from '../charset';
 import { urlDecodeBytes } from '../url-decode';
 

@@ -1,9 +1,9 @@
 import type { Request, Response } from '../../transport/types';
-import { AsmxError, Errors } from '../../errors';
-import { exchangeOf, reportFault } from '../../ops/exchange';
-import { charFromHttpValue } from '../../services/char';
-import type { EndpointSpec, OperationSpec } from '../../services/contract';
-import type { Operation } from '../../services/types';
+import { AsmxError, Errors } from '../../basics/errors';
+import { exchangeOf, reportFault } from '../../transport/exchange';
+import { charFromHttpValue } from '../../contract/char';
+import type { EndpointSpec, OperationSpec } from '../../contract/operations';
+import type { Operation } from '../../contract/types';
 import { type AnswerWriter, compileAnswerWriter, KeptBytes } from '../answers';
 import { send, sendErrorText } from '../send';
 import { lookup, parametersOf } from './form';

@@ -1,5 +1,5 @@
 import { ASCII, byteOrderMark, type Charset, charsetNamed, decodeWithBom, UTF8 } from '../charset';
-import { ParserMessages } from '../../errors';
+import { ParserMessages } from '../../basics/errors';
 import { lineAndColumn } from './scan';
 
 export type DecodedEnvelope = { ok: true; text: string } | { ok: false; reasons: readonly string[] };

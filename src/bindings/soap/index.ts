@@ -1,10 +1,10 @@
 import type { Request, Response } from '../../transport/types';
 import * as soap from 'soap';
-import { AsmxError, Errors } from '../../errors';
-import { exchangeOf, reportFault, reportRefusal } from '../../ops/exchange';
-import { ABSENT_CHAR, charFromSoapCode } from '../../services/char';
-import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../services/contract';
-import type { Operation, Result } from '../../services/types';
+import { AsmxError, Errors } from '../../basics/errors';
+import { exchangeOf, reportFault, reportRefusal } from '../../transport/exchange';
+import { ABSENT_CHAR, charFromSoapCode } from '../../contract/char';
+import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../contract/operations';
+import type { Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';

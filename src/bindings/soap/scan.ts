@@ -1,5 +1,5 @@
 import sax from 'sax';
-import { ParserMessages } from '../../errors';
+import { ParserMessages } from '../../basics/errors';
 
 /**
  * One strict pass over a SOAP request, before node-soap sees it, collecting what ASMX decides on

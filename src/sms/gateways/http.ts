@@ -1,6 +1,6 @@
 import type { SmsHttpConfig } from '../../config';
 import { needsUnicode, ucs2Hex } from '../message';
-import { maskPhone } from '../../ops/log';
+import { maskPhone } from '../../basics/log';
 import { GatewayError, type SmsGateway, type SmsMessage } from './gateway';
 
 const CONTENT_TYPE = { json: 'application/json; charset=utf-8', form: 'application/x-www-form-urlencoded; charset=utf-8' } as const;

@@ -1,4 +1,4 @@
-import { log } from '../../log';
+import { log } from '../../basics/log';
 import type { SmsGateway, SmsMessage } from './gateway';
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { log } from '../../log';
+import { log } from '../../basics/log';
 import { type Migration, oldestCompatible, schemaProblem, SchemaVersionError } from './version';
 
 /**

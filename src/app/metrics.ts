@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
-import type { Exchange } from './exchange';
+import type { Exchange } from '../transport/exchange';
 
 /**
  * The service's Prometheus metrics, in prom-client's global registry: with several workers, the

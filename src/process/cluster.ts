@@ -7,7 +7,7 @@ import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 import { listenOrExit } from './listen';
-import { log } from './log';
+import { log } from '../basics/log';
 import { openStoreOrExit } from './server';
 import { Restarts, RESTART_POLICY } from './restarts';
 import { isStopping, markStopping } from './shutdown';

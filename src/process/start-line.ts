@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { rangeText } from '../address';
+import { rangeText } from '../basics/address';
 import type { Config } from '../config';
-import { ENDPOINTS } from '../services/contract';
+import { ENDPOINTS } from '../contract/operations';
 import type { RowCounts } from '../store/store';
 
 /**

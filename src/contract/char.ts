@@ -1,4 +1,4 @@
-import { Errors, NumberReasons } from '../errors';
+import { Errors, NumberReasons } from '../basics/errors';
 
 /**
  * The rules for a System.Char parameter (show_active), in one place. SOAP carries the UTF-16 code

@@ -1,6 +1,5 @@
 import pino from 'pino';
 import pretty from 'pino-pretty';
-import type { LogLevel } from '../config';
 
 /**
  * Structured log lines on stderr: one JSON object each (pino), or pino-pretty's lines when stderr is
@@ -189,7 +188,8 @@ export const createLogger = (to: pino.DestinationStream): pino.Logger => pino(op
 /** pino itself, for code that wants its API (`isLevelEnabled`, the request line). */
 export const logger: pino.Logger = createLogger(destination);
 
-export function setLogLevel(level: LogLevel): void {
+/** One of pino's levels; the configuration offers them by name (LOG_LEVEL). */
+export function setLogLevel(level: pino.LevelWithSilent): void {
   logger.level = level;
 }
 

@@ -1,5 +1,5 @@
-import type { Response } from '../transport/types';
-import type { AsmxError } from '../errors';
+import type { Request, Response } from './types';
+import type { AsmxError } from '../basics/errors';
 
 export type Binding = 'soap11' | 'soap12' | 'httpget' | 'httppost' | 'documentation';
 
@@ -41,3 +41,9 @@ export function reportFault(res: Response, error: AsmxError, cause?: unknown): v
 export function reportRefusal(res: Response, reason: string): void {
   exchangeOf(res).reason = reason;
 }
+
+/**
+ * Follows a request to its answer: called as the request arrives, it returns what to call once the
+ * answer is finished (with the request's Exchange and status), or null to let this request go.
+ */
+export type RequestTap = (req: Request, res: Response) => ((ex: Exchange, status: number) => void) | null;

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { Scrape } from './metrics';
+import type { Scrape } from '../app/metrics';
 
 export interface Readiness {
   ready: boolean;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from '../transport/types';
-import { type Exchange, exchangeOf } from './exchange';
-import { logger, readScopeFrom } from './log';
+import { exchangeOf, type RequestTap } from '../transport/exchange';
+import { logger, readScopeFrom } from '../basics/log';
 import { recordExchange } from './metrics';
 import { clientAddress, currentRequest, type RequestContext, withRequestContext } from '../transport/context';
 
@@ -27,12 +27,6 @@ export interface HookOptions {
   /** Shadow traffic's hold on the request (src/shadow), when it is on. */
   tap?: RequestTap;
 }
-
-/**
- * Follows a request to its answer: called as the request arrives, it returns what to call once the
- * answer is finished (with the request's Exchange and status), or null to let this request go.
- */
-export type RequestTap = (req: Request, res: Response) => ((ex: Exchange, status: number) => void) | null;
 
 /**
  * The one place around every request: on the way in it gives the request its id (X-Request-Id kept

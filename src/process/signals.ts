@@ -1,4 +1,4 @@
-import { log } from './log';
+import { log } from '../basics/log';
 import { npmIsParent, stopWhenNpmExits } from './npm-parent';
 
 /**

@@ -202,6 +202,8 @@ export const HostErrors = {
   headersTooLong: () =>
     httpSysPage(400, 'Bad Request', 'Bad Request - Request Too Long', 'The size of the request headers is too long.'),
   urlTooLong: () => httpSysPage(414, 'Request URL Too Long', 'Request URL Too Long', 'The request URL is too long.'),
+  /** The application behind http.sys cannot run (its pool stopped): what an Express mount answers when it could not start. */
+  unavailable: () => httpSysPage(503, 'Service Unavailable', 'Service Unavailable', 'The service is unavailable.'),
   /** A client that did not send its whole request in time (http.sys's entity-body and header timers). */
   timeout: () => httpSysPage(408, 'Request Timeout', 'Request Timeout', 'The request timed out.'),
   /** Request filtering's 404.14 (URL too long) and 404.15 (query string too long), as a remote client sees them. */

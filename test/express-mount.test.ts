@@ -1,0 +1,145 @@
+import { execFileSync } from 'child_process';
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import express from 'express';
+import request from 'supertest';
+import { studentInfoRouter, type StudentInfoRouter } from '../src/process/mount';
+import { createTestApp, type TestApp } from './helpers/app';
+import { EXCHANGES, expectRecordedAnswer, HOST, sendExchange } from './helpers/exchanges';
+import { BUILD_DIR } from './helpers/service';
+
+/**
+ * The service mounted into an Express app (src/process/mount.ts): the contract exchanges answered through
+ * the mount as `npm start` answers them, the mount path in every address, and what a host app can
+ * get wrong (a body parser ahead of the mount, a pattern for a path, a store that will not open)
+ * answered without hanging or ending anything. test/express-mount-bytes.test.ts compares every
+ * byte with `npm start`'s listener.
+ */
+
+const env = { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' };
+const MOUNT = '/StudentService';
+
+let t: TestApp;
+let router: StudentInfoRouter;
+let host: express.Express;
+beforeAll(async () => {
+  t = await createTestApp();
+  router = studentInfoRouter({ env, store: t.store });
+  host = express();
+  // A host's own middleware ahead of the mount: its headers stay, its Express X-Powered-By goes.
+  host.use((_req, res, next) => {
+    res.setHeader('X-Host', 'kept');
+    next();
+  });
+  host.use(MOUNT, router);
+  host.get('/health', (_req, res) => void res.send('host ok'));
+  await router.ready;
+});
+afterAll(async () => {
+  await router.close();
+  await t.close();
+});
+
+describe.each(EXCHANGES.map((x) => [x.id, x] as const))('through the mount: %s', (_id, x) => {
+  test('matches the legacy answer, under the mount path', async () => {
+    expectRecordedAnswer(await sendExchange(host, x, MOUNT), x, `http://${HOST}${MOUNT}`);
+  });
+});
+
+test('the WSDL and discovery addresses carry the mount path as the client spelled it', async () => {
+  const wsdl = await request(host).get('/studentservice/PushNotificationMobile.asmx?wsdl').set('Host', HOST);
+  expect(wsdl.status).toBe(200);
+  expect(wsdl.text).toContain(`location="http://${HOST}/studentservice/PushNotificationMobile.asmx"`);
+  const disco = await request(host).get(`${MOUNT}/AboutUs.asmx?disco`).set('Host', HOST);
+  expect(disco.text).toContain(`ref="http://${HOST}${MOUNT}/AboutUs.asmx?wsdl"`);
+});
+
+test("ASP.NET's error page names the mount path as the application", async () => {
+  const res = await request(host).delete(`${MOUNT}/AboutUs.asmx`);
+  expect(res.status).toBe(405);
+  expect(res.text).toContain(`Server Error in '${MOUNT}' Application.`);
+});
+
+test("the host's headers are kept, its X-Powered-By: Express is not, and its own routes still answer", async () => {
+  const res = await request(host).get(`${MOUNT}/AboutUs.asmx/GetAboutUs`);
+  expect(res.status).toBe(200);
+  expect(res.headers['x-host']).toBe('kept');
+  expect(res.headers['x-powered-by']).toBeUndefined();
+  expect((await request(host).get('/health')).text).toBe('host ok');
+  // Beside the mount, the host's X-Powered-By is the host's business.
+  expect((await request(host).get('/health')).headers['x-powered-by']).toBe('Express');
+});
+
+test('a path under the mount that is no endpoint is a 404, as under BASE_PATH', async () => {
+  const res = await request(host).get(`${MOUNT}/nothing`);
+  expect(res.status).toBe(404);
+  expect(res.text).toBe('Not found.\r\n');
+});
+
+test("a body parser ahead of the mount: the request that lost its body gets ASP.NET's generic answer at once, not a hang", async () => {
+  const parsing = express();
+  parsing.use(express.urlencoded({ extended: false }));
+  const r = studentInfoRouter({ env, store: t.store });
+  parsing.use(MOUNT, r);
+  try {
+    const started = Date.now();
+    const post = await request(parsing)
+      .post(`${MOUNT}/PushNotificationMobile.asmx/GetTokenDevice`)
+      .type('form')
+      .send('id=dev-1001')
+      .timeout(5000);
+    expect(post.status).toBe(500);
+    expect(post.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(Date.now() - started).toBeLessThan(5000);
+    // A body the parser leaves alone (SOAP's text/xml) is read by the service as ever.
+    const soap = await request(parsing)
+      .post(`${MOUNT}/PushNotificationMobile.asmx`)
+      .set('Content-Type', 'text/xml; charset=utf-8')
+      .set('SOAPAction', '"http://tempuri.org/GetTokenDevice"')
+      .send('<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>');
+    expect(soap.status).toBe(200);
+    expect(soap.text).toMatch(/<GetTokenDeviceResult>[^<]+<\/GetTokenDeviceResult>/);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a store that cannot be opened: ready rejects, and requests get http.sys's 503 page", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-mount-'));
+  // A file where the store's directory should be: nothing can be created under it.
+  fs.writeFileSync(path.join(dir, 'blocked'), '');
+  const r = studentInfoRouter({ env: { ...env, SQLITE_PATH: path.join(dir, 'blocked', 'store.db') } });
+  const app = express().use(MOUNT, r);
+  try {
+    await expect(r.ready).rejects.toThrow();
+    const res = await request(app).get(`${MOUNT}/AboutUs.asmx?wsdl`);
+    expect(res.status).toBe(503);
+    expect(res.text).toContain('HTTP Error 503. The service is unavailable.');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a mount on a pattern or on two paths, and shadowing, are refused when the host starts', async () => {
+  const pattern = studentInfoRouter({ env, store: t.store });
+  const twice = studentInfoRouter({ env, store: t.store });
+  try {
+    expect(() => express().use('/t/:tenant', pattern)).toThrow(/fixed path/);
+    const app = express().use('/a', twice);
+    expect(() => app.use('/b', twice)).toThrow(/mounted once/);
+  } finally {
+    await Promise.all([pattern.close(), twice.close()]);
+  }
+  expect(() => studentInfoRouter({ env: { ...env, SHADOW_URL: 'http://legacy.example/' }, store: t.store })).toThrow(/SHADOW_URL/);
+});
+
+test('npm start does not load Express: the serving path is node http alone', () => {
+  // The build the process tests run (test/helpers/global-setup.ts), loaded as main.ts loads it.
+  const loaded = execFileSync(
+    process.execPath,
+    ['-e', `require(${JSON.stringify(path.join(BUILD_DIR, 'src', 'ops', 'server.js'))}); console.log(Object.keys(require.cache).filter((f) => /node_modules[\\\\/](express|body-parser|router)[\\\\/]/.test(f)).length)`],
+    { encoding: 'utf8' },
+  );
+  expect(loaded.trim()).toBe('0');
+});
