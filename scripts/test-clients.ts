@@ -22,6 +22,7 @@ import { delimiter, join } from 'node:path';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { setLogLevel } from '../src/basics/log';
+import { createSms } from '../src/sms';
 import { fileSource, importFiles } from '../src/store/import';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
@@ -202,7 +203,9 @@ interface Service {
 /** The whole service in this process, on a free loopback port, over the shared store. */
 async function startService(store: Store, sqlitePath: string, xmlNamespace: string): Promise<Service> {
   const config = loadConfig({ ...process.env, SQLITE_PATH: sqlitePath, XML_NAMESPACE: xmlNamespace, HOST: '127.0.0.1', PORT: '0' });
-  const app = await createApp(config, store);
+  // Not started: AuthCode requests are queued, never sent.
+  const sms = createSms(config.sms, store);
+  const app = await createApp(config, store, { intake: sms.intake });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createServer(app).listen(0, '127.0.0.1', () => resolve(s));
     s.once('error', reject);
@@ -210,11 +213,13 @@ async function startService(store: Store, sqlitePath: string, xmlNamespace: stri
   const { port } = server.address() as AddressInfo;
   return {
     base: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await sms.close();
+    },
   };
 }
 

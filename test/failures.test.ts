@@ -26,7 +26,7 @@ beforeAll(async () => {
       return (...args: unknown[]) => (failing && (name === 'deviceToken' || name === 'studentsOf') ? Promise.reject(LEAKY) : (real as (...a: unknown[]) => unknown).apply(target, args));
     },
   });
-  app = await createApp(t.config, store);
+  app = await createApp(t.config, store, { intake: t.sms.intake });
 });
 
 afterAll(() => t.close());

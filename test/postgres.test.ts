@@ -7,7 +7,8 @@ import net from 'node:net';
 import type http from 'node:http';
 import request from 'supertest';
 import { createApp } from '../src/app';
-import { loadConfig } from '../src/config';
+import { type Config, loadConfig } from '../src/config';
+import { createSms } from '../src/sms';
 import { fileSource, importFiles } from '../src/store/import';
 import { PG_MIGRATIONS } from '../src/store/migrations';
 import { openStore, StoreOpenError } from '../src/store/open';
@@ -15,6 +16,7 @@ import type { Store } from '../src/store/store';
 import { FIXTURES } from './helpers/app';
 import { testDatabase, type TestDatabase } from './helpers/postgres';
 import { envelope, opElement, post } from './helpers/soap';
+import { pendingCount, queued } from './helpers/outbox';
 
 let db: TestDatabase;
 const stores: Store[] = [];
@@ -41,8 +43,8 @@ test('two instances starting at the same moment on an empty database both come u
   // A row imported through one is answered by the other at once.
   await importFiles({ devices: fileSource('devices.csv', `${FIXTURES}/data/devices.csv`) }, { delimiter: ',', replace: false }, () => a!.beginImport());
   expect(await b!.deviceToken('dev-1004')).toBe('tok<&>"quoted"');
-  await a!.enqueueAuthCode('1234', '0770');
-  expect((await b!.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['1234']);
+  await a!.outbox.enqueue('1234', '0770');
+  expect(await queued(b!)).toEqual([{ code: '1234', phone: '0770' }]);
 });
 
 test('a database from a newer schema is refused with one line', async () => {
@@ -87,13 +89,16 @@ test('the text columns sort and compare bytewise, whatever the database locale',
 
 test('an AuthCode with U+0000, which PostgreSQL text cannot hold, is refused as a bad code: the empty answer, nothing stored', async () => {
   const store = await open();
-  const app = await createApp(loadConfig({ DATABASE_URL: db.url }), store);
+  const app = await appOver(loadConfig({ DATABASE_URL: db.url }), store);
   const res = await request(app).get('/AuthCodeSending.asmx/AuthCode?code=12%0034&phone=%2B9647701234567');
   expect([res.status, res.text]).toEqual([200, '']);
-  expect(await store.pendingAuthCodes(10)).toEqual([]);
+  expect(await pendingCount(store)).toBe(0);
   expect((await request(app).get('/AuthCodeSending.asmx/AuthCode?code=1234&phone=%2B9647701234567')).status).toBe(200);
-  expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['1234']);
+  expect((await queued(store)).map((p) => p.code)).toEqual(['1234']);
 });
+
+/** The app over `store`, its SMS side not started (memory limits, nothing sent, nothing to close). */
+const appOver = (config: Config, store: Store) => createApp(config, store, { intake: createSms(config.sms, store).intake });
 
 /** A TCP relay between the store and PostgreSQL that can play an outage or a stalled network. */
 class Relay {
@@ -144,7 +149,7 @@ describe('a database that goes away', () => {
     const config = loadConfig({ DATABASE_URL: url.toString(), DATABASE_STATEMENT_TIMEOUT_MS: String(TIMEOUT_MS) });
     const store = await open(config.databaseUrl!, TIMEOUT_MS);
     await importFiles({ devices: fileSource('devices.csv', `${FIXTURES}/data/devices.csv`) }, { delimiter: ',', replace: false }, () => store.beginImport());
-    app = await createApp(config, store);
+    app = await appOver(config, store);
   });
 
   afterEach(() => relay.stop());

@@ -4,6 +4,7 @@ import * as soap from 'soap';
 import request from 'supertest';
 import { createTestApp, type TestApp } from './helpers/app';
 import { envelope, faultOf, opElement, soap11 } from './helpers/soap';
+import { queued } from './helpers/outbox';
 
 /**
  * A node-soap client built from the served ?wsdl calls every operation, on a plain deployment and on
@@ -63,7 +64,7 @@ describe.each([
     await (await client('AuthCodeSending')).AuthCodeAsync({ code: '4821', phone: '+9647701234567' });
     await (await client('GetStudnetsMarks')).GetStudentsMarksAsync({ StudnetID: '1001', SubjectID: 'MATH-7' });
     await (await client('AboutUs')).GetAboutUsAsync({});
-    const pending = await t.store.pendingAuthCodes(10);
+    const pending = await queued(t.store);
     expect(pending.some((p) => p.code === '4821')).toBe(true);
   });
 

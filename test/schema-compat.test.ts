@@ -7,6 +7,7 @@ import { type Migration, MIGRATIONS, migrate, migratePostgres, oldestCompatible,
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
+import { queued } from './helpers/outbox';
 
 /**
  * A rolling deploy: a newer program migrates the shared schema while this one still runs (or starts).
@@ -102,12 +103,12 @@ test('a newer schema whose new migrations are all additive: this program stays r
   expect(await oldestRecorded()).toBe(oldestCompatible([...known(), additive]));
   expect(await oldestRecorded()).toBeLessThanOrEqual(known().length);
   await expect(running.ping()).resolves.toBeUndefined();
-  await running.enqueueAuthCode('1234', '+9647701234567');
+  await running.outbox.enqueue('1234', '+9647701234567');
   // An instance of the older program starting now (a restart mid-deploy) comes up, as a worker does.
   const started = await open();
   await expect(started.ping()).resolves.toBeUndefined();
   expect(await (await open(false)).deviceToken('none')).toBeNull();
-  expect((await started.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['1234']);
+  expect(await queued(started)).toEqual([{ code: '1234', phone: '+9647701234567' }]);
   // It did not take the schema back to what it knows: a floor it would not write stays as recorded.
   await recordOldest(1);
   expect(oldestCompatible(known())).not.toBe(1);

@@ -33,7 +33,7 @@ function gatedClaims(outbox: SmsOutbox): { outbox: SmsOutbox; claiming: Promise<
 test('stop() during a claim releases what it claimed: nothing sent, no attempt counted; stop() is idempotent', async () => {
   // A lease far longer than the test: only a release lets another dispatcher send these soon.
   const s = await world.service({ SMS_LEASE_MS: '60000' }, false);
-  for (let i = 0; i < 3; i += 1) await s.store.enqueueAuthCode(String(1000 + i), phone(i));
+  for (let i = 0; i < 3; i += 1) await s.store.outbox.enqueue(String(1000 + i), phone(i));
   const gated = gatedClaims(s.store.outbox);
   const d = new Dispatcher(gated.outbox, createGateway(s.config.sms), { ...s.config.sms, sendTimeoutMs: 300 });
   d.start();
@@ -64,7 +64,7 @@ const resent = async () => (await smsMetrics.resent.get()).values[0]?.value ?? 0
 test("a save that throws: AuthCode faults and uses up nothing, so the app's retry of the same code is queued and sent once", async () => {
   // One code an hour for this phone: a save that failed must not have spent it.
   const s = await world.service({ SMS_LIMIT_PER_PHONE: '1', SMS_LIMIT_PER_ADDRESS: '1', SMS_LIMIT_GLOBAL_PER_MINUTE: '1' });
-  jest.spyOn(s.store, 'enqueueAuthCode').mockRejectedValueOnce(new Error('disk I/O error'));
+  jest.spyOn(s.store.outbox, 'enqueue').mockRejectedValueOnce(new Error('disk I/O error'));
   const failed = await authCode(s.app, '6060', phone(1));
   expect(failed.status).toBe(500);
   expect(await rows(s)).toEqual([]);

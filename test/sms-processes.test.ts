@@ -80,7 +80,7 @@ const delivered = async () => (await store.outbox.counts()).delivered;
 test('two service processes on one database never send a message twice', async () => {
   gateway.delayMs = 10;
   const n = 80;
-  for (let i = 0; i < n; i += 1) await store.enqueueAuthCode(String(i), `+96477012${String(i).padStart(5, '0')}`);
+  for (let i = 0; i < n; i += 1) await store.outbox.enqueue(String(i), `+96477012${String(i).padStart(5, '0')}`);
   const [a, b] = await Promise.all([serviceProcess(), serviceProcess()]);
   await until('every message is delivered', async () => (await delivered()) === n, 20_000);
   expect(await Promise.all([stopped(a!, 'SIGTERM'), stopped(b!, 'SIGTERM')])).toEqual([0, 0]);
@@ -94,7 +94,7 @@ test('a process killed mid-send: the next one takes the message over when the le
   // send: on a loaded machine this test may see that request late, after the process's own 1 s
   // time-out has already sent a retry; an answered retry was the third request this test once saw.
   gateway.holding = true;
-  await store.enqueueAuthCode('9999', '+9647701234567');
+  await store.outbox.enqueue('9999', '+9647701234567');
   const first = await serviceProcess();
   await until('the first send is under way', () => gateway.requests.length >= 1);
   await stopped(first, 'SIGKILL');

@@ -10,6 +10,7 @@ import { SmsIntake } from '../src/sms/intake';
 import { SharedLimiter } from '../src/sms/limits';
 import { openSqliteStore } from '../src/store/sqlite';
 import type { Store } from '../src/store/store';
+import { pendingCount, queued } from './helpers/outbox';
 import { captureLog, until } from './helpers/sms-gateway';
 
 /**
@@ -65,13 +66,13 @@ describeRedis('limits shared through Redis', () => {
 
     // One phone, ten codes, ten addresses: five are queued.
     for (let i = 0; i < 10; i += 1) await either(i).accept(String(i), phone(0), `198.51.100.${i}`);
-    expect(await a.store.pendingAuthCodes(100)).toHaveLength(5);
+    expect(await pendingCount(a.store)).toBe(5);
     // One address, six phones: three more.
     for (let i = 1; i <= 6; i += 1) await either(i).accept('1', phone(i), '203.0.113.9');
-    expect(await a.store.pendingAuthCodes(100)).toHaveLength(8);
+    expect(await pendingCount(a.store)).toBe(8);
     // Fresh phones and addresses: the global ceiling (12 a minute) lets four more through.
     for (let i = 10; i < 20; i += 1) await either(i).accept('1', phone(i), `192.0.2.${i}`);
-    expect(await b.store.pendingAuthCodes(100)).toHaveLength(12);
+    expect(await pendingCount(b.store)).toBe(12);
     // The same phone and code from the other process is a duplicate.
     const dup = loadConfig({ SMS_LIMIT_GLOBAL_PER_MINUTE: '100' }).sms;
     const c = processWith(dup, REDIS_URL);
@@ -79,7 +80,7 @@ describeRedis('limits shared through Redis', () => {
     await until('connected', () => c.limiter.shared && d.limiter.shared);
     await c.intake.accept('777', phone(99), '192.0.2.200');
     await d.intake.accept('777', phone(99), '192.0.2.201');
-    expect((await d.store.pendingAuthCodes(100)).filter((p) => p.phone === phone(99))).toHaveLength(1);
+    expect((await queued(d.store)).filter((p) => p.phone === phone(99))).toHaveLength(1);
     // Only hashes are kept in Redis: no phone, no code, no address.
     const redis = new Redis(REDIS_URL);
     cleanup.push(async () => void (await redis.quit()));
@@ -95,14 +96,14 @@ describeRedis('limits shared through Redis', () => {
       const a = processWith(sms, REDIS_URL);
       const b = processWith(sms, REDIS_URL);
       await until('both are connected', () => a.limiter.shared && b.limiter.shared);
-      jest.spyOn(a.store, 'enqueueAuthCode').mockRejectedValueOnce(new Error('disk I/O error'));
+      jest.spyOn(a.store.outbox, 'enqueue').mockRejectedValueOnce(new Error('disk I/O error'));
       await expect(a.intake.accept('1', phone(0), '198.51.100.1')).rejects.toThrow('disk I/O error');
       // The app's retry lands on the other process: no duplicate, the phone's one code not spent.
       await b.intake.accept('1', phone(0), '198.51.100.1');
-      expect(await a.store.pendingAuthCodes(100)).toHaveLength(1);
+      expect(await pendingCount(a.store)).toBe(1);
       // Three more fit the budget of four, whichever process takes them.
       for (let i = 1; i < 8; i += 1) await (i % 2 === 0 ? a : b).intake.accept('1', phone(i), `192.0.2.${i}`);
-      expect((await a.store.pendingAuthCodes(100)).map((p) => p.phone)).toEqual([0, 1, 2, 3].map(phone));
+      expect((await queued(a.store)).map((p) => p.phone)).toEqual([0, 1, 2, 3].map(phone));
     },
   );
 });
@@ -130,7 +131,7 @@ async function freePort(): Promise<number> {
     const a = processWith(sms, `redis://127.0.0.1:${port}`);
     await until('the connection has failed', () => said(/Redis unreachable/) > 0);
     for (let i = 0; i < 4; i += 1) await a.intake.accept(String(i), phone(1), '198.51.100.1');
-    expect(await a.store.pendingAuthCodes(100)).toHaveLength(2);
+    expect(await pendingCount(a.store)).toBe(2);
     await new Promise((r) => setTimeout(r, 500)); // reconnection attempts go on: still said once
     expect(said(/Redis unreachable/)).toBe(1);
     expect(a.limiter.shared).toBe(false);

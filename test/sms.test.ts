@@ -172,7 +172,7 @@ test('two processes on one database never send a message twice', async () => {
   const a = await service({}, false);
   const b = await service({}, false);
   const n = 60;
-  for (let i = 0; i < n; i += 1) await (i % 2 === 0 ? a : b).store.enqueueAuthCode(String(i), phone(i));
+  for (let i = 0; i < n; i += 1) await (i % 2 === 0 ? a : b).store.outbox.enqueue(String(i), phone(i));
   a.sms.start();
   b.sms.start();
   await until('every message is delivered', async () => (await byStatus(a, 'delivered')) === n, 15000);
@@ -243,7 +243,7 @@ test('shutdown stops claiming, finishes the sends in flight and leaves the rest 
   // flight into a time-out and a retry (with the 300 ms of the other tests it could).
   const slow = { SMS_HTTP_TIMEOUT_MS: '5000', SMS_LEASE_MS: '10000' };
   const s = await service(slow, false);
-  for (let i = 0; i < 15; i += 1) await s.store.enqueueAuthCode(String(i), phone(i));
+  for (let i = 0; i < 15; i += 1) await s.store.outbox.enqueue(String(i), phone(i));
   s.sms.start();
   await until('sends are in flight', () => gateway.requests.length > 0);
   await s.sms.dispatcher.stop();

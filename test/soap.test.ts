@@ -2,6 +2,7 @@ import zlib from 'zlib';
 import { createTestApp, type TestApp } from './helpers/app';
 import { envelope, ENV11, ENV12, faultOf, NS, opElement, post, soap11, soap12 } from './helpers/soap';
 import { findElement, parseXml } from './helpers/xml';
+import { queued } from './helpers/outbox';
 
 /** The SOAP rules of wire-notes.md beyond the recorded exchanges. */
 
@@ -313,7 +314,7 @@ describe('answers', () => {
     const bad = await soap12(t.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '778', phone: '+964770' })));
     expect(bad.status).toBe(200);
     expect(bad.body).toBe(r.body);
-    const pending = await t.store.pendingAuthCodes(100);
+    const pending = await queued(t.store);
     expect(pending.some((p) => p.code === '777' && p.phone === '+9647701234599')).toBe(true);
     expect(pending.some((p) => p.code === '778')).toBe(false);
   });

@@ -153,7 +153,7 @@ test('a lock held past the limit: the write gives up after about 5 s with the st
 
 test('the dispatcher and the outbox command wait for the lock too, off the event loop', async () => {
   await sms.dispatcher.stop();
-  await store.enqueueAuthCode('7777', '+9647701234569');
+  await store.outbox.enqueue('7777', '+9647701234569');
   const loop = loopWatch();
   const released = holdWriteLock(1500);
   const claim = store.outbox.claimDue('test', new Date(), new Date(Date.now() + 60_000), 10, new Date(0));

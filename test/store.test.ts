@@ -6,6 +6,7 @@ import { MIGRATIONS, SchemaVersionError } from '../src/store/migrations';
 import { openStore } from '../src/store/open';
 import { openSqliteStore } from '../src/store/sqlite';
 import type { DeviceRow, ImportCounts, Store, StudentRow } from '../src/store/store';
+import { pendingCount, queued } from './helpers/outbox';
 import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
 
 const ALNOOR = 'http://alnoor.school.example';
@@ -108,14 +109,14 @@ sqliteOnly('opening a SQLite file and its migrations', () => {
   test('reopening is idempotent and keeps the data', async () => {
     store = openSqliteStore(dbPath);
     await upsert(store, [student(ALNOOR, '1')], [{ id_device: 'd', token: 't' }]);
-    await store.enqueueAuthCode('1234', '0770');
+    await store.outbox.enqueue('1234', '0770');
     await store.close();
 
     for (let i = 0; i < 2; i += 1) {
       store = openSqliteStore(dbPath);
       expect(await store.studentsOf(ALNOOR, '1')).toHaveLength(1);
       expect(await store.deviceToken('d')).toBe('t');
-      expect(await store.pendingAuthCodes(10)).toHaveLength(1);
+      expect(await pendingCount(store)).toBe(1);
       await store.close();
     }
     expect(await peek<{ user_version: number }>('PRAGMA user_version')).toEqual([{ user_version: MIGRATIONS.length }]);
@@ -229,47 +230,49 @@ describe('deviceToken', () => {
 });
 
 describe('AuthCode outbox', () => {
-  test('keeps requests oldest first, nulls included, and honours the limit', async () => {
+  test('keeps requests oldest first, each due at once; a claim honours its limit', async () => {
     store = await openTestStore();
     const before = Date.now();
-    await store.enqueueAuthCode('1234', '07701234567');
-    await store.enqueueAuthCode(null, null);
-    await store.enqueueAuthCode('5678', null);
+    await store.outbox.enqueue('1234', '07701234567');
+    await store.outbox.enqueue('5678', '07801234567');
+    await store.outbox.enqueue('9012', '07901234567');
 
-    const pending = await store.pendingAuthCodes(10);
-    expect(pending.map(({ code, phone }) => ({ code, phone }))).toEqual([
+    const now = new Date();
+    const claimed = await store.outbox.claimDue('me', now, new Date(now.getTime() + 60_000), 2, new Date(0));
+    expect(claimed.map(({ code, phone }) => ({ code, phone }))).toEqual([
       { code: '1234', phone: '07701234567' },
-      { code: null, phone: null },
-      { code: '5678', phone: null },
+      { code: '5678', phone: '07801234567' },
     ]);
-    expect(pending.map((p) => p.id)).toEqual([...pending.map((p) => p.id)].sort((a, b) => a - b));
-    for (const p of pending) {
+    expect(claimed[0].id).toBeLessThan(claimed[1].id);
+    for (const p of claimed) {
       expect(p.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(Date.parse(p.createdAt)).toBeGreaterThanOrEqual(before - 1000);
     }
-    expect((await store.pendingAuthCodes(2)).map((p) => p.code)).toEqual(['1234', null]);
+    // The two claimed are leased; the third waits.
+    expect(await queued(store)).toEqual([{ code: '9012', phone: '07901234567' }]);
+    expect(await pendingCount(store)).toBe(3);
   });
 
   test('an accepted request is visible to another connection at once and survives reopening', async () => {
     store = await openTestStore();
-    await store.enqueueAuthCode('42', '0780');
+    await store.outbox.enqueue('42', '0780');
     expect(await peek('SELECT code, phone, delivered_at FROM auth_code_outbox')).toEqual([
       { code: '42', phone: '0780', delivered_at: null },
     ]);
     await store.close();
     store = await openTestStore();
-    expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['42']);
+    expect((await queued(store)).map((p) => p.code)).toEqual(['42']);
   });
 
   test('delivered requests are not pending', async () => {
     store = await openTestStore();
-    await store.enqueueAuthCode('1', 'a');
-    await store.enqueueAuthCode('2', 'b');
+    await store.outbox.enqueue('1', 'a');
+    await store.outbox.enqueue('2', 'b');
     const now = new Date();
     const [first] = await store.outbox.claimDue('me', now, new Date(now.getTime() + 60_000), 1, new Date(0));
     expect(first!.code).toBe('1');
     expect(await store.outbox.markDelivered(first!.id, 'me', now)).toBe(true);
-    expect((await store.pendingAuthCodes(10)).map((p) => p.code)).toEqual(['2']);
+    expect((await queued(store)).map((p) => p.code)).toEqual(['2']);
   });
 });
 

@@ -12,8 +12,7 @@ import { createErrorPage } from '../pages/error-page';
 import { WsdlCatalog } from '../pages/wsdl';
 import { ENDPOINTS, type EndpointSpec, findEndpoint } from '../contract/operations';
 import { createServices } from '../services';
-import { MemoryLimiter } from '../sms/limits';
-import { SmsIntake } from '../sms/intake';
+import type { SmsIntake } from '../sms/intake';
 import type { Store } from '../store/store';
 import { BodyAborted, BodyTooLarge, readBody } from '../transport/body';
 import { answerAndClose } from '../transport/server';
@@ -32,17 +31,16 @@ interface EndpointBindings {
  * the path of every request: the request hooks go around it, and an error nothing caught gets
  * ASP.NET's generic answer.
  */
-/** What a serving process adds around the app; tests and tools leave them out. */
+/** What the app is given by whoever runs it. */
 export interface AppParts {
-  /** AuthCode's intake. Without the process's own (Redis-backed, waking its dispatcher): per-process limits and no delivery. */
-  intake?: SmsIntake;
+  /** AuthCode's intake: the SMS side's (createSms), with its limits and its dispatcher's wake-up. */
+  intake: SmsIntake;
   /** Shadowing's view of each finished exchange. */
   tap?: RequestTap;
 }
 
-export async function createApp(config: Config, store: Store, parts: AppParts = {}): Promise<http.RequestListener> {
-  const intake = parts.intake ?? new SmsIntake(config.sms, store, new MemoryLimiter());
-  const services = createServices(store, intake);
+export async function createApp(config: Config, store: Store, parts: AppParts): Promise<http.RequestListener> {
+  const services = createServices(store, parts.intake);
   const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
   const pages = createServicePages(config, catalog);
   const errorPage = createErrorPage(config.basePath);

@@ -62,7 +62,7 @@ export class SmsIntake {
         smsMetrics.limited.inc({ kind });
         return this.refuse('limit', checked.phone, { limit: kind });
       }
-      await this.store.enqueueAuthCode(checked.code, checked.phone);
+      await this.store.outbox.enqueue(checked.code, checked.phone);
     } catch (err) {
       await this.giveBack(taken);
       smsMetrics.saveFailed.inc();

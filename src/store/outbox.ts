@@ -20,6 +20,8 @@ const ENDED = "status IN ('delivered', 'failed', 'expired')";
  */
 export const outboxSql = (lock: string) =>
   ({
+    // created_at, then next_attempt_at: the same time, due at once.
+    enqueue: 'INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at) VALUES (?, ?, ?, ?)',
     claim: `UPDATE auth_code_outbox SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
       WHERE id IN (SELECT id FROM auth_code_outbox
         WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?) AND created_at > ?
@@ -68,6 +70,12 @@ export class SqlOutbox implements SmsOutbox {
     lock: string,
   ) {
     this.sql = outboxSql(lock);
+  }
+
+  async enqueue(code: string, phone: string): Promise<void> {
+    // Autocommit, so durable when this resolves: SQLite writes with synchronous=FULL, PostgreSQL commits.
+    const now = new Date().toISOString();
+    await this.conn.run(this.sql.enqueue, [code, phone, now, now]);
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]> {

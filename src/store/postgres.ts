@@ -7,7 +7,7 @@ import type { StudentInfo } from '../contract/types';
 import { migratePostgres, type OpenOptions, PG_MIGRATIONS, pgSchemaState, schemaProblem } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
 import { SqlOutbox } from './outbox';
-import type { ImportSession, OutboxEntry, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
+import type { ImportSession, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
 
 export interface PostgresOptions {
   url: string;
@@ -129,17 +129,6 @@ export class PostgresStore implements Store {
     if (idDevice === null || hasNul(idDevice)) return null;
     const [row] = await this.read<{ token: string }>('deviceToken', [idDevice]);
     return row?.token ?? null;
-  }
-
-  async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
-    // Autocommit: the row is committed (and flushed, synchronous_commit permitting) when this resolves.
-    const now = new Date().toISOString();
-    await this.query('enqueueAuthCode', [code, phone, now, now]);
-  }
-
-  async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {
-    const rows = await this.query<{ id: string; code: string | null; phone: string | null; created_at: Date }>('pendingAuthCodes', [limit]);
-    return rows.map((r) => ({ id: Number(r.id), code: r.code, phone: r.phone, createdAt: r.created_at.toISOString() }));
   }
 
   /**

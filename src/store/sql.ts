@@ -1,7 +1,7 @@
 import type { Duplicate, ImportCounts, ImportSession, Staged, DeviceRow, StudentRow } from './store';
 
 /**
- * The SQL both stores run, written once. `?` marks a parameter (the PostgreSQL store numbers them);
+ * The SQL both stores run, written once (the outbox's is in outbox.ts). `?` marks a parameter (the PostgreSQL store numbers them);
  * the mixed-case column names of the legacy schema are quoted so that PostgreSQL keeps their case.
  */
 export const QUERIES = {
@@ -9,10 +9,6 @@ export const QUERIES = {
   studentsOf: `SELECT id_student, "fullName", id_device, "ShowActive" FROM students
     WHERE school_base_url = ? AND "ShowActive" = ? ORDER BY id_student`,
   deviceToken: 'SELECT token FROM devices WHERE id_device = ?',
-  // created_at, then next_attempt_at: the same time, due at once.
-  enqueueAuthCode: 'INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at) VALUES (?, ?, ?, ?)',
-  pendingAuthCodes: `SELECT id, code, phone, created_at FROM auth_code_outbox
-    WHERE status = 'pending' ORDER BY id LIMIT ?`,
   counts: 'SELECT (SELECT count(*) FROM students) AS students, (SELECT count(*) FROM devices) AS devices',
 } as const;
 

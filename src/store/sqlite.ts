@@ -8,7 +8,7 @@ import { RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
 import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
 import { SqlOutbox } from './outbox';
-import type { ImportSession, OutboxEntry, RowCounts, SmsOutbox, Store } from './store';
+import type { ImportSession, RowCounts, SmsOutbox, Store } from './store';
 import { sqliteNotWritable } from './writable';
 
 /**
@@ -21,13 +21,6 @@ const OPEN_BUSY_TIMEOUT_MS = 5000;
 /** Students kept in read rosters, all schools together: some tens of MB at most. */
 const CACHED_STUDENTS = 100_000;
 
-interface OutboxRow {
-  id: number;
-  code: string | null;
-  phone: string | null;
-  created_at: string;
-}
-
 /**
  * The embedded backend. better-sqlite3 is synchronous; the methods are async to share the Store
  * interface with PostgreSQL, and a thrown error becomes a rejection. Several processes may open
@@ -39,8 +32,6 @@ export class SqliteStore implements Store {
   readonly outbox: SmsOutbox;
   private readonly selectStudents: Database.Statement<[string, string], StudentInfo>;
   private readonly selectToken: Database.Statement<[string], { token: string }>;
-  private readonly insertOutbox: Database.Statement<[string | null, string | null, string, string]>;
-  private readonly selectPending: Database.Statement<[number], OutboxRow>;
   /** Changes when another connection (an import, another worker) has committed to the file. */
   private readonly dataVersion: Database.Statement<[], number>;
   private readonly rosters = new RosterCache(CACHED_STUDENTS);
@@ -64,8 +55,6 @@ export class SqliteStore implements Store {
       this.db.pragma('busy_timeout = 0');
       this.selectStudents = this.db.prepare(QUERIES.studentsOf);
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
-      this.insertOutbox = this.db.prepare(QUERIES.enqueueAuthCode);
-      this.selectPending = this.db.prepare(QUERIES.pendingAuthCodes);
       const statements = new Map<string, Database.Statement>();
       const prepared = (sql: string) => statements.get(sql) ?? statements.set(sql, this.db.prepare(sql)).get(sql)!;
       // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
@@ -94,17 +83,6 @@ export class SqliteStore implements Store {
   async deviceToken(idDevice: string | null): Promise<string | null> {
     if (idDevice === null) return null;
     return whenUnlocked(() => this.selectToken.get(idDevice)?.token ?? null);
-  }
-
-  async enqueueAuthCode(code: string | null, phone: string | null): Promise<void> {
-    // An autocommit INSERT under synchronous=FULL is on disk when run() returns.
-    const now = new Date().toISOString();
-    await whenUnlocked(() => this.insertOutbox.run(code, phone, now, now));
-  }
-
-  async pendingAuthCodes(limit: number): Promise<OutboxEntry[]> {
-    const rows = await whenUnlocked(() => this.selectPending.all(limit));
-    return rows.map((r) => ({ id: r.id, code: r.code, phone: r.phone, createdAt: r.created_at }));
   }
 
   /** See sqlite-import.ts: staged beside the file, merged in short batches. `pacing` is for tests. */

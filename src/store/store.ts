@@ -11,14 +11,6 @@ export interface DeviceRow {
   token: string;
 }
 
-/** An AuthCode request waiting for SMS delivery. */
-export interface OutboxEntry {
-  id: number;
-  code: string | null;
-  phone: string | null;
-  createdAt: string;
-}
-
 export type SmsStatus = 'pending' | 'delivered' | 'failed' | 'expired';
 
 /** A message one dispatcher has claimed: no other may send it until the lease ends. */
@@ -49,11 +41,13 @@ export interface OutboxRecord {
 }
 
 /**
- * The AuthCode outbox as the SMS dispatcher and the outbox command use it (outbox.ts, the same SQL
+ * The AuthCode outbox as the SMS intake, its dispatcher and the outbox command use it (outbox.ts, the same SQL
  * on both stores). Every change to a claimed row names its lease owner and is false when the lease
  * was no longer the owner's: a dispatcher whose lease was taken over changes nothing.
  */
 export interface SmsOutbox {
+  /** Keeps an AuthCode request until it is delivered; resolves once it is durable. */
+  enqueue(code: string, phone: string): Promise<void>;
   /** Atomically leases up to `limit` pending rows that are due, not leased, and created after `createdAfter`. */
   claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]>;
   /**
@@ -135,10 +129,6 @@ export interface Store {
   studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]>;
   /** The token of a device, or null when there is none. */
   deviceToken(idDevice: string | null): Promise<string | null>;
-  /** Keeps an AuthCode request until it is delivered; resolves once it is durable. */
-  enqueueAuthCode(code: string | null, phone: string | null): Promise<void>;
-  /** The AuthCode requests not yet delivered, oldest first. */
-  pendingAuthCodes(limit: number): Promise<OutboxEntry[]>;
   readonly outbox: SmsOutbox;
   beginImport(): Promise<ImportSession>;
   /**

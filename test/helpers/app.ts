@@ -5,6 +5,7 @@ import type http from 'node:http';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { createShadow } from '../../src/shadow';
+import { createSms, type Sms } from '../../src/sms';
 import { fileSource, importFiles } from '../../src/store/import';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
@@ -18,6 +19,8 @@ export interface TestApp {
   listener: http.RequestListener;
   store: Store;
   config: Config;
+  /** The SMS side, not started: AuthCode requests are queued and never sent. */
+  sms: Sms;
   close(): Promise<void>;
 }
 
@@ -37,14 +40,17 @@ export async function createTestApp(env: Record<string, string> = {}, data = pat
     store.beginImport(),
   );
   const shadow = createShadow(config);
-  const app = await createApp(config, store, { tap: shadow?.tap });
+  const sms = createSms(config.sms, store);
+  const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
   return {
     app,
     listener: shadow === null ? app : await shadow.listener(app),
     store,
     config,
+    sms,
     close: async () => {
       await shadow?.close();
+      await sms.close();
       await store.close();
       await db?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
