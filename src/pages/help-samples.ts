@@ -6,7 +6,7 @@
 import { type EndpointSpec, type OperationSpec, type ParamSpec, soapActionOf } from '../contract/operations';
 import { STUDENT_FIELDS } from '../contract/types';
 import { escapeMarkup } from '../basics/escape';
-import { Soap12, type SoapVersion } from '../bindings/soap/versions';
+import { Soap12, type SoapVersion } from '../contract/soap-versions';
 
 const NL = '\r\n';
 

@@ -6,7 +6,7 @@
 import type { EndpointSpec, OperationSpec } from '../contract/operations';
 import { escapeMarkup } from '../basics/escape';
 import { PROTOCOLS, type Protocol } from '../config';
-import { Soap11, Soap12 } from '../bindings/soap/versions';
+import { Soap11, Soap12 } from '../contract/soap-versions';
 import { httpGetRequest, httpPostRequest, httpResponse, type Location, locate, soapRequest, soapResponse } from './help-samples';
 
 const NL = '\r\n';

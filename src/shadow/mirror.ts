@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
-import { findEndpoint } from '../contract/operations';
+import { pathOf, type RequestLine, routeReader } from '../contract/route';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
 import { FrameWriter, type SentAnswer } from './frames';
 import { countShadow, type Labels } from './metrics';
@@ -39,17 +39,32 @@ export function forwardable(raw: readonly string[], drop: readonly string[]): st
   return out;
 }
 
-/** Whether a request may be copied at all: to a service endpoint, and never to an operation with effects unless included. */
-export function mayCopy(method: string, url: string, basePath: string, include: ReadonlySet<string>): boolean {
-  const q = url.indexOf('?');
-  const p = q === -1 ? url : url.slice(0, q);
-  if (p.length < basePath.length || p.slice(0, basePath.length).toLowerCase() !== basePath.toLowerCase()) return false;
-  const m = /^\/([^/]+)\.asmx(\/.*)?$/i.exec(p.slice(basePath.length));
-  const endpoint = m === null ? undefined : findEndpoint(m[1]);
-  if (endpoint === undefined) return false;
-  if (endpoint.operations.every((o) => o.effects !== true || include.has(o.name))) return true;
-  // Any POST, or any /X.asmx/Op, might run the operation: only the service pages are copied.
-  return m![2] === undefined && (method === 'GET' || method === 'HEAD');
+/**
+ * A dot segment or a backslash: IIS folds them before it routes (`/AboutUs.asmx/../AuthCodeSending.asmx/AuthCode`
+ * is AuthCode there), where this service routes the path as written. The legacy host would read such
+ * a path as another URL, perhaps an operation with effects.
+ */
+const READ_OTHERWISE_BY_IIS = /(?:^|[/\\])\.\.?(?:[/\\]|$)|\\/;
+
+/**
+ * Whether a request may be copied at all: routed to an endpoint as the service routes it
+ * (contract/route.ts), never to an operation with effects unless included, never by a path the legacy
+ * host would read as another, and only with the URL the copier can move to the legacy site's
+ * directory (copier.ts cuts BASE_PATH off by its length: a path in absolute form, or with BASE_PATH
+ * %-escaped, is served but not copied).
+ */
+export function copyRule(basePath: string, include: ReadonlySet<string>): (req: RequestLine) => boolean {
+  const routeOf = routeReader(basePath);
+  const base = basePath.toLowerCase();
+  return (req) => {
+    const url = req.url ?? '';
+    if (!url.startsWith('/') || url.slice(0, base.length).toLowerCase() !== base) return false;
+    const route = routeOf(req);
+    if (route === null || READ_OTHERWISE_BY_IIS.test(decodeURIComponent(pathOf(req)))) return false;
+    if (route.endpoint.operations.every((o) => o.effects !== true || include.has(o.name))) return true;
+    // Any POST, or any /X.asmx/Op, might run the operation: only the service pages are copied.
+    return route.kind === 'page';
+  };
 }
 
 /**

@@ -7,11 +7,11 @@ import type { Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
-import { urlDecode } from '../url-decode';
+import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
 import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
-import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
+import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contract/soap-versions';
 
 /**
  * SOAP 1.1 and 1.2 on `POST /<Endpoint>.asmx`.
