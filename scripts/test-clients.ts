@@ -77,7 +77,7 @@ function succeeds(command: string, args: string[]): boolean {
   return spawnSync(command, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
 }
 
-/** The installed Debian package's version, which is what the README's table reports. */
+/** The installed Debian package's version, which is what docs/tests.md's table of clients reports. */
 function debianVersion(pkg: string): string {
   const r = spawnSync('dpkg-query', ['-W', '-f', '${Version}', pkg], { encoding: 'utf8' });
   return r.status === 0 && r.stdout.trim() !== '' ? `${pkg} ${r.stdout.trim()}` : `${pkg} (version unknown)`;

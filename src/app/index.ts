@@ -4,19 +4,20 @@ import { send, sendErrorText } from '../bindings/send';
 import { createSoapBinding, type SoapHandler } from '../bindings/soap';
 import type { Config, Limits } from '../config';
 import { Errors, type HostError, HostErrors } from '../basics/errors';
-import { protocolVerdict, type RequestKind } from '../bindings/protocols';
+import { protocolVerdict } from '../bindings/protocols';
 import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
 import { requestHooks } from './request-hooks';
 import { createServicePages } from '../pages';
 import { createErrorPage } from '../pages/error-page';
 import { WsdlCatalog } from '../pages/wsdl';
-import { ENDPOINTS, type EndpointSpec, findEndpoint } from '../contract/operations';
+import { ENDPOINTS, type EndpointSpec } from '../contract/operations';
+import { routeReader } from '../contract/route';
 import { createServices } from '../services';
 import type { SmsIntake } from '../sms/intake';
 import type { Store } from '../store/store';
 import { BodyAborted, BodyTooLarge, readBody } from '../transport/body';
 import { answerAndClose } from '../transport/server';
-import { pathOf, type Request, type Response } from '../transport/types';
+import type { Request, Response } from '../transport/types';
 
 interface EndpointBindings {
   spec: EndpointSpec;
@@ -24,13 +25,6 @@ interface EndpointBindings {
   http: HttpHandler;
 }
 
-/**
- * The whole service as one node request listener: `/<Endpoint>.asmx` for SOAP and the service pages,
- * `/<Endpoint>.asmx/<Op>` for HTTP GET/POST, everything under BASE_PATH. Paths match without
- * regard to case, as on IIS. Routing is one regular expression and a map, so no framework sits on
- * the path of every request: the request hooks go around it, and an error nothing caught gets
- * ASP.NET's generic answer.
- */
 /** What the app is given by whoever runs it. */
 export interface AppParts {
   /** AuthCode's intake: the SMS side's (createSms), with its limits and its dispatcher's wake-up. */
@@ -39,6 +33,12 @@ export interface AppParts {
   tap?: RequestTap;
 }
 
+/**
+ * The whole service as one node request listener: `/<Endpoint>.asmx` for SOAP and the service pages,
+ * `/<Endpoint>.asmx/<Op>` for HTTP GET/POST, everything under BASE_PATH (contract/route.ts reads the
+ * URL). Routing is that reading and a map, so no framework sits on the path of every request: the
+ * request hooks go around it, and an error nothing caught gets ASP.NET's generic answer.
+ */
 export async function createApp(config: Config, store: Store, parts: AppParts): Promise<http.RequestListener> {
   const services = createServices(store, parts.intake);
   const catalog = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
@@ -63,7 +63,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     });
   }
 
-  const routePattern = new RegExp(`^${escapeRegExp(config.basePath)}/([^/]+)\\.asmx(?:/(.*))?$`, 'i');
+  const routeOf = routeReader(config.basePath);
   const { limits } = config;
   const hooks = requestHooks({ trustProxy: config.trustProxy, tap: parts.tap });
 
@@ -84,17 +84,15 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
       reportRefusal(res, refused.reason);
       return sendHostError(req, res, refused.error);
     }
-    const match = routePattern.exec(decodeURIComponent(pathOf(req)));
-    const endpoint = match ? findEndpoint(match[1]) : undefined;
-    if (!match || endpoint === undefined) {
+    const found = routeOf(req);
+    if (found === null) {
       reportRefusal(res, 'not an endpoint');
       return notFound(res);
     }
+    const { endpoint, operation: opName, kind } = found;
     const b = bindings.get(endpoint.name)!;
-    const opName = match[2];
     const ex = exchangeOf(res);
     ex.endpoint = endpoint.name;
-    const kind = requestKind(req.method ?? '', opName);
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
     const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
@@ -169,14 +167,4 @@ function sendHostError(req: Request, res: Response, error: HostError): void {
   // http.sys closes a connection whose request it could not read; request filtering keeps it.
   if (error.status === 404) answer();
   else answerAndClose(req, res, answer);
-}
-
-function requestKind(method: string, opName: string | undefined): RequestKind | undefined {
-  if (method === 'POST') return opName === undefined ? 'soap' : 'httppost';
-  if (method === 'GET' || method === 'HEAD') return opName === undefined ? 'page' : 'httpget';
-  return undefined;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from '../transport/types';
+import type { Request, Response } from '../transport/types';
 import { exchangeOf, type RequestTap } from '../transport/exchange';
 import { logger, readScopeFrom } from '../basics/log';
 import { recordExchange } from './metrics';
@@ -35,8 +35,8 @@ export interface HookOptions {
  * metrics, and hands the exchange to shadow traffic's tap (after the client has its answer). What the
  * request was (endpoint, operation, binding, fault) is reported by the bindings on its Exchange.
  */
-export function requestHooks(options: HookOptions): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
+export function requestHooks(options: HookOptions): (req: Request, res: Response, next: () => void) => void {
+  return (req, res, next) => {
     const started = process.hrtime.bigint();
     const writtenBefore = req.socket.bytesWritten;
     const offered = req.headers['x-request-id'];

@@ -1,7 +1,5 @@
 import type { Protocol } from '../config';
-
-/** What a request to an endpoint asks for, by method and path. */
-export type RequestKind = 'soap' | 'page' | 'httpget' | 'httppost';
+import type { RequestKind } from '../contract/route';
 
 /**
  * How each protocol's handler factory in ASMX (System.Web.Services) answers a kind of request: it takes

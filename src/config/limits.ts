@@ -1,6 +1,6 @@
 import { type Getter, wholeNumber } from './parse';
 
-/** What one request may cost; see the README's security section for the answer each one gives. */
+/** What one request may cost; docs/security.md gives the answer past each limit. */
 export interface Limits {
   /** A request body, before and after decompression (ASP.NET's maxRequestLength). */
   maxBodyBytes: number;

@@ -5,7 +5,7 @@ import { absoluteUrl, addressRanges, ConfigError, type Getter, nonEmpty, oneOf, 
 /** `none` (the default) queues codes and sends nothing; `log` writes them to the log, for development. */
 export type SmsGatewayKind = 'none' | 'log' | 'http' | 'twilio';
 
-/** How AuthCode requests become text messages: see the README's SMS section. */
+/** How AuthCode requests become text messages: see docs/sms.md. */
 export interface SmsConfig {
   gateway: SmsGatewayKind;
   /** ISO region for numbers written without a country code, or null: such numbers are refused. */

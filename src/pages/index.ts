@@ -1,6 +1,6 @@
 import type { Request, Response } from '../transport/types';
 import { send, sendErrorText } from '../bindings/send';
-import { urlDecode } from '../bindings/url-decode';
+import { urlDecode } from '../basics/url-decode';
 import type { Config } from '../config';
 import type { EndpointSpec } from '../contract/operations';
 import { discoDocument } from './disco';

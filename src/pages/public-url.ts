@@ -1,4 +1,5 @@
-import { type Request, pathOf } from '../transport/types';
+import { pathOf } from '../contract/route';
+import type { Request } from '../transport/types';
 import type { TLSSocket } from 'node:tls';
 import type { Config } from '../config';
 import { findEndpoint } from '../contract/operations';

@@ -5,7 +5,7 @@ import type { Config, ShadowConfig } from '../config';
 import { HostErrors } from '../basics/errors';
 import { ANSWER_HEADERS } from './compare';
 import { countShadow } from './metrics';
-import { forwardable, HOP_BY_HOP, mayCopy, type Mirror } from './mirror';
+import { copyRule, forwardable, HOP_BY_HOP, type Mirror } from './mirror';
 
 /** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
 const LEGACY_TIMEOUT_MS = 110_000;
@@ -28,10 +28,12 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
   const client = legacy.protocol === 'https:' ? https : http;
   const agent = new client.Agent({ keepAlive: true });
 
+  const mayCopy = copyRule(config.basePath, shadow.include);
+
   return (req, res) => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    let kept: Buffer[] | null = mayCopy(method, url, config.basePath, shadow.include) && Math.random() < shadow.sample ? [] : null;
+    let kept: Buffer[] | null = mayCopy(req) && Math.random() < shadow.sample ? [] : null;
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       if (kept === null) return;

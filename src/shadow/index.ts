@@ -9,7 +9,7 @@ import { ANSWER_HEADERS } from './compare';
 import type { CopyTarget } from './copier';
 import type { SentAnswer } from './frames';
 import { createFront } from './front';
-import { forwardable, HOP_BY_HOP, mayCopy, Mirror } from './mirror';
+import { copyRule, forwardable, HOP_BY_HOP, Mirror } from './mirror';
 import { openReport, type Report } from './report';
 
 /**
@@ -48,10 +48,11 @@ type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
 
 function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
   const mirror = new Mirror({ ...legacy, keepHost: false, primary: 'ours', concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'service-first');
+  const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
     const method = req.method ?? '';
     const { url } = req;
-    if (!mayCopy(method, url, config.basePath, shadow.include) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
+    if (!mayCopy(req) || (shadow.sample < 1 && Math.random() >= shadow.sample)) return null;
     // The app reads the body of a POST only; any other body (a GET's charset counts only with one) is kept here.
     const unread = method === 'POST' || !hasBody(req) ? null : keepUnreadBody(req, config.limits.maxBodyBytes);
     const offer = (ex: Exchange, status: number, body: unknown) => {

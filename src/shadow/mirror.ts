@@ -3,31 +3,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
-import { findEndpoint } from '../contract/operations';
+import { pathOf, type RequestLine, routeReader } from '../contract/route';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
-import { FrameWriter, type SentAnswer } from './frames';
+import { type CopyJob, FrameWriter } from './frames';
 import { countShadow, type Labels } from './metrics';
 import type { Report } from './report';
-
-/**
- * The copy of a request, offered once the client has been answered; the two answers compared (in
- * the copier's thread, copier.ts) and the outcome counted and reported here. Bounded, so that a slow
- * or dead target costs clients nothing: at most `concurrency` copies in flight and `queue` waiting;
- * beyond that a copy is dropped and counted; each copy has `timeoutMs` to be answered.
- */
-export interface Copy {
-  requestId: string;
-  method: string;
-  /** Path and query as the client sent them. */
-  url: string;
-  /** The request's headers as sent (raw name/value pairs), those not to be copied left out. */
-  headers: string[];
-  body: Buffer | null;
-  /** The answer the client got, as it went out. */
-  primary: SentAnswer;
-  /** The request as this service saw it; in legacy-first mode learnt from the copy's own exchange. */
-  labels: Labels;
-}
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and Expect, already answered. */
 export const HOP_BY_HOP: readonly string[] = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'];
@@ -39,17 +19,32 @@ export function forwardable(raw: readonly string[], drop: readonly string[]): st
   return out;
 }
 
-/** Whether a request may be copied at all: to a service endpoint, and never to an operation with effects unless included. */
-export function mayCopy(method: string, url: string, basePath: string, include: ReadonlySet<string>): boolean {
-  const q = url.indexOf('?');
-  const p = q === -1 ? url : url.slice(0, q);
-  if (p.length < basePath.length || p.slice(0, basePath.length).toLowerCase() !== basePath.toLowerCase()) return false;
-  const m = /^\/([^/]+)\.asmx(\/.*)?$/i.exec(p.slice(basePath.length));
-  const endpoint = m === null ? undefined : findEndpoint(m[1]);
-  if (endpoint === undefined) return false;
-  if (endpoint.operations.every((o) => o.effects !== true || include.has(o.name))) return true;
-  // Any POST, or any /X.asmx/Op, might run the operation: only the service pages are copied.
-  return m![2] === undefined && (method === 'GET' || method === 'HEAD');
+/**
+ * A dot segment or a backslash: IIS folds them before it routes (`/AboutUs.asmx/../AuthCodeSending.asmx/AuthCode`
+ * is AuthCode there), where this service routes the path as written. The legacy host would read such
+ * a path as another URL, perhaps an operation with effects.
+ */
+const READ_OTHERWISE_BY_IIS = /(?:^|[/\\])\.\.?(?:[/\\]|$)|\\/;
+
+/**
+ * Whether a request may be copied at all: routed to an endpoint as the service routes it
+ * (contract/route.ts), never to an operation with effects unless included, never by a path the legacy
+ * host would read as another, and only with the URL the copier can move to the legacy site's
+ * directory (copier.ts cuts BASE_PATH off by its length: a path in absolute form, or with BASE_PATH
+ * %-escaped, is served but not copied).
+ */
+export function copyRule(basePath: string, include: ReadonlySet<string>): (req: RequestLine) => boolean {
+  const routeOf = routeReader(basePath);
+  const base = basePath.toLowerCase();
+  return (req) => {
+    const url = req.url ?? '';
+    if (!url.startsWith('/') || url.slice(0, base.length).toLowerCase() !== base) return false;
+    const route = routeOf(req);
+    if (route === null || READ_OTHERWISE_BY_IIS.test(decodeURIComponent(pathOf(req)))) return false;
+    if (route.endpoint.operations.every((o) => o.effects !== true || include.has(o.name))) return true;
+    // Any POST, or any /X.asmx/Op, might run the operation: only the service pages are copied.
+    return route.kind === 'page';
+  };
 }
 
 /**
@@ -73,6 +68,12 @@ function fromSource(entry: string): string {
  */
 const HAND_OVER_MS = 10;
 
+/**
+ * Copies offered once their client has been answered; the two answers compared (in the copier's
+ * process, copier.ts) and the outcome counted and reported here. Bounded, so that a slow or dead
+ * target costs clients nothing: at most `concurrency` copies in flight and `queue` waiting; beyond
+ * that a copy is dropped and counted; each copy has `timeoutMs` to be answered.
+ */
 export class Mirror {
   /** Copies handed to the copier (or about to be) and not yet settled: the bound on the queue. */
   private inFlight = 0;
@@ -92,7 +93,7 @@ export class Mirror {
   ) {}
 
   /** Hands a copy to the copier, or drops it (counted) when too many are in flight or waiting. */
-  offer(copy: Copy): void {
+  offer(copy: CopyJob): void {
     if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped');
     this.inFlight++;
     if (this.target.primary === 'legacy') this.learnt.set(copy.requestId, null);

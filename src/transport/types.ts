@@ -1,5 +1,4 @@
 import type http from 'node:http';
-import parseUrl from 'parseurl';
 
 /**
  * The request and answer as the service handles them: node's own objects, with no framework's
@@ -16,12 +15,4 @@ export interface Request extends http.IncomingMessage {
 /** node's answer, with what is learnt about the request on its way (see transport/exchange.ts). */
 export interface Response extends http.ServerResponse {
   locals: Record<string, unknown>;
-}
-
-export type NextFunction = (err?: unknown) => void;
-export type RequestHandler = (req: Request, res: Response, next: NextFunction) => void;
-
-/** The path of the request URL without its query (the same reading Express gave as `req.path`, absolute-form URLs included). */
-export function pathOf(req: http.IncomingMessage): string {
-  return parseUrl(req)?.pathname ?? '';
 }

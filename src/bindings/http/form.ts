@@ -1,7 +1,7 @@
 import type { Request } from '../../transport/types';
 import { Errors } from '../../basics/errors';
-import { type Charset, charsetNamed, UTF8 } from '../charset';
-import { urlDecodeBytes } from '../url-decode';
+import { type Charset, charsetNamed, UTF8 } from '../../basics/charset';
+import { urlDecodeBytes } from '../../basics/url-decode';
 
 /**
  * The parameters of HTTP GET (the query string) and HTTP POST (a form body) as ASP.NET reads them

@@ -1,4 +1,4 @@
-import { ASCII, byteOrderMark, type Charset, charsetNamed, decodeWithBom, UTF8 } from '../charset';
+import { ASCII, byteOrderMark, type Charset, charsetNamed, decodeWithBom, UTF8 } from '../../basics/charset';
 import { ParserMessages } from '../../basics/errors';
 import { lineAndColumn } from './scan';
 

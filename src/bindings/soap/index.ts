@@ -1,5 +1,4 @@
 import type { Request, Response } from '../../transport/types';
-import * as soap from 'soap';
 import { AsmxError, Errors } from '../../basics/errors';
 import { exchangeOf, reportFault, reportRefusal } from '../../transport/exchange';
 import { ABSENT_CHAR, charFromSoapCode } from '../../contract/char';
@@ -8,10 +7,11 @@ import type { Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
-import { urlDecode } from '../url-decode';
+import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
+import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
-import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions';
+import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contract/soap-versions';
 
 /**
  * SOAP 1.1 and 1.2 on `POST /<Endpoint>.asmx`.
@@ -28,32 +28,6 @@ import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from './versions'
  * WSDL's ports for every request.
  */
 
-/** node-soap Server internals we replace (soap is pinned to 1.13.0 for this). */
-interface NodeSoapHooks {
-  _envelope(body: string, headers: unknown, includeTimestamp: unknown): string;
-  _sendError(fault: unknown, callback: (result: string, statusCode?: number) => void, includeTimestamp?: unknown): void;
-}
-
-/** node-soap's dispatch, as its own request processing calls it once it has parsed the envelope. */
-interface NodeSoapDispatch {
-  _executeMethod(
-    options: { serviceName: string; portName: string; methodName: string; outputName: string; args: Record<string, string | null> | null; style: 'document' },
-    req: { headers: Record<symbol, RequestContext> },
-    res: unknown,
-    callback: (result: string, statusCode?: number) => void,
-  ): void;
-}
-
-/** A port of a WSDL service as node-soap holds it. */
-interface NodeSoapPort {
-  binding: { topElements?: Record<string, { outputName: string }> };
-}
-
-/** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
-interface NodeSoapEndpoint {
-  call(op: OperationSpec, args: Record<string, string | null> | null, context: RequestContext): Promise<{ body: string | Buffer; statusCode: number }>;
-}
-
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
@@ -62,12 +36,6 @@ interface RequestContext {
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
   fault?: AsmxError;
   cause?: unknown;
-}
-const CONTEXT = Symbol('asmx.request');
-
-/** A fault on its way through node-soap: the ASMX error it stands for. */
-interface FaultCarrier {
-  Fault: { asmx: AsmxError };
 }
 
 export interface SoapHandler {
@@ -211,70 +179,47 @@ function operationArguments(op: OperationSpec, ns: string, scan: EnvelopeScan): 
   return args;
 }
 
+/** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
+interface SoapServer {
+  call(op: OperationSpec, args: Record<string, string | null> | null, context: RequestContext): Promise<{ body: string | Buffer; statusCode: number }>;
+}
+
 /** One node-soap server for one endpoint and one SOAP version, writing ASMX envelopes and faults. */
-async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<NodeSoapEndpoint> {
+async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<SoapServer> {
   const { endpoint, ns } = opts;
-  const handlers: Record<string, soap.ISoapServiceMethod> = {};
+  const operations = new Map<string, NodeSoapOperation<RequestContext>>();
   for (const op of endpoint.operations) {
     const run = opts.operations.get(op.name);
     if (run === undefined) throw new Error(`no implementation for ${endpoint.name}.${op.name}`);
     const writer = compileAnswerWriter(op, ns);
-    handlers[op.name] = async (args: Record<string, unknown> | undefined, _cb: unknown, _h: unknown, req: { headers: Record<symbol, RequestContext> }) => {
+    operations.set(op.name, async (args, context) => {
       try {
-        const context = req.headers[CONTEXT];
-        const values = readArguments(op, ns, args ?? {}, context);
+        const values = readArguments(op, ns, args, context);
         // Headers are checked once parameters are read, before the operation runs.
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
         const result = await run(...values);
         context.result = result;
-        return { _xml: writer.soap(result) };
+        return writer.soap(result);
       } catch (e) {
-        const context = req.headers[CONTEXT];
         context.fault = e instanceof AsmxError ? e : Errors.internal();
         context.cause = e;
-        throw { Fault: { asmx: context.fault } } satisfies FaultCarrier;
+        throw context.fault;
       }
-    };
-  }
-
-  const server = await new Promise<soap.Server>((resolve, reject) => {
-    void soap.createServerless({
-      path: `/${endpoint.name}.asmx`,
-      services: { [endpoint.name]: { [`${endpoint.name}Soap`]: handlers, [`${endpoint.name}Soap12`]: handlers } },
-      xml: opts.wsdl,
-      handleNilAsNull: true,
-      callback: (err: unknown, s: soap.Server) => (err ? reject(err) : resolve(s)),
     });
+  }
+  const server = await createNodeSoapEndpoint({
+    name: endpoint.name,
+    wsdl: opts.wsdl,
+    operations,
+    envelope: (body) => version.envelope(body),
+    fault: (thrown) => version.fault(thrown instanceof AsmxError ? thrown : Errors.internal()),
   });
-  // ASMX keeps white space in string parameters. node-soap trims it unless this is set, and its
-  // option copying drops the setting when given to createServerless, so it is set on the WSDL here.
-  (server as unknown as { wsdl: { options: Record<string, unknown> } }).wsdl.options.preserveWhitespace = true;
-  const hooks: NodeSoapHooks = {
-    _envelope: (body) => version.envelope(body),
-    _sendError: (fault, callback) => {
-      const asmx = (fault as FaultCarrier['Fault']).asmx;
-      callback(version.fault(asmx instanceof AsmxError ? asmx : Errors.internal()), 500);
-    },
-  };
-  const dispatch = Object.assign(server, hooks) as unknown as NodeSoapDispatch;
-
-  // What node-soap's request processing looks up per request, looked up once: the first SOAP port of
-  // the WSDL (every port's address is the endpoint's path; which ports there are follows PROTOCOLS,
-  // and with both SOAP protocols off no SOAP request gets this far), and each operation's answer
-  // element in that port's binding.
-  const services = (server as unknown as { wsdl: { definitions: { services: Record<string, { ports: Record<string, NodeSoapPort> }> } } }).wsdl.definitions.services;
-  const [serviceName, service] = Object.entries(services)[0];
-  const [portName, port] = Object.entries(service.ports).find(([, p]) => p.binding.topElements !== undefined) ?? ['', null];
   const kept = new KeptBytes();
-  const outputNames = new Map(endpoint.operations.map((op) => [op.name, port?.binding.topElements?.[op.name]?.outputName ?? `${op.name}Response`]));
   return {
-    call: (op, args, context) =>
-      new Promise((resolve) => {
-        const options = { serviceName, portName, methodName: op.name, outputName: outputNames.get(op.name)!, args, style: 'document' as const };
-        dispatch._executeMethod(options, { headers: { [CONTEXT]: context } }, null, (body, statusCode) =>
-          resolve(statusCode === undefined ? { body: kept.of(context.result, () => body), statusCode: 200 } : { body, statusCode }),
-        );
-      }),
+    call: async (op, args, context) => {
+      const { body, statusCode } = await server.call(op.name, args, context);
+      return statusCode === undefined ? { body: kept.of(context.result, () => body), statusCode: 200 } : { body, statusCode };
+    },
   };
 }
 

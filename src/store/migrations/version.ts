@@ -1,7 +1,7 @@
 /**
  * Versioned schemas, one append-only list per dialect (sqlite.ts, postgres.ts): migration i brings a
  * database from version i to i+1. Never edit an entry that has shipped; append a new one. Both lists
- * describe the same tables (see docs/operations.md and the README's schema section), so they grow together.
+ * describe the same tables (see docs/operations.md and docs/storage.md's schema section), so they grow together.
  */
 export interface Migration {
   /**

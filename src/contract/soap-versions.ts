@@ -1,5 +1,5 @@
-import type { AsmxError, FaultSide } from '../../basics/errors';
-import { escapeText } from '../../basics/escape';
+import type { AsmxError, FaultSide } from '../basics/errors';
+import { escapeText } from '../basics/escape';
 
 /**
  * SOAP 1.1 and 1.2 as data. Both are written the way ASMX writes them (prefix `soap`, xsi and xsd
