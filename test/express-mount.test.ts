@@ -116,6 +116,7 @@ test("a store that cannot be opened: ready rejects, and requests get http.sys's 
     const res = await request(app).get(`${MOUNT}/AboutUs.asmx?wsdl`);
     expect(res.status).toBe(503);
     expect(res.text).toContain('HTTP Error 503. The service is unavailable.');
+    await r.close();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -109,9 +109,11 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
   return Object.assign(router, {
     ready,
     close: async () => {
-      const { store, sms, owned } = await started;
-      await sms.close();
-      if (owned) await store.close();
+      // A start that failed left nothing open.
+      const open = await started.catch(() => null);
+      if (open === null) return;
+      await open.sms.close();
+      if (open.owned) await open.store.close();
     },
   });
 }
