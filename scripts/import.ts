@@ -9,7 +9,7 @@
  *   npm run import -- --demo                                          (the sample set in demo/)
  *
  * Exit codes: 0 imported, 1 bad input, storage or configuration problem, 2 usage.
- * Runs the same from source (tsx scripts/import.ts) and compiled (node dist/scripts/import.js).
+ * Runs compiled (node dist/scripts/import.js); its parts run from source in the tests.
  */
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';

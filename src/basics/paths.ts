@@ -3,7 +3,7 @@ import path from 'node:path';
 
 /**
  * The directory holding package.json. Found by walking up rather than by a fixed `..` count, because
- * this file runs from src/ under ts-jest/tsx and from dist/src/ after tsc.
+ * this file runs from src/ under ts-jest and from dist/src/ (or .dev-build/src/) after tsc.
  */
 function findProjectRoot(start: string): string {
   for (let dir = start; ; ) {
