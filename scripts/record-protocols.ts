@@ -5,11 +5,12 @@
  *
  *   PROTOCOLS=HttpSoap,HttpPost <legacy-host>/start.sh 9301 &    (the legacy host of the project's reference tools)
  *
- * then: npx -y tsx scripts/record-protocols.ts 'HttpSoap,HttpPost=http://127.0.0.1:9301' ... [--out FILE]
+ * then: npm run record-protocols -- 'HttpSoap,HttpPost=http://127.0.0.1:9301' ... [--out FILE]
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ask, type Case } from './compare-legacy';
+import { projectRoot } from '../src/basics/paths';
+import { ask, type Case } from './legacy/ask';
 import { type Answer, placeholdBase } from '../src/shadow/compare';
 
 const NS = 'http://tempuri.org/';
@@ -61,7 +62,7 @@ export interface ProtocolRecording {
 
 async function main(argv: string[]): Promise<number> {
   const outAt = argv.indexOf('--out');
-  const out = outAt >= 0 ? argv[outAt + 1]! : path.join(__dirname, '..', 'test', 'fixtures', 'protocols.json');
+  const out = outAt >= 0 ? argv[outAt + 1]! : path.join(projectRoot, 'test', 'fixtures', 'protocols.json');
   const targets = argv.filter((a, i) => a.includes('=') && !(outAt >= 0 && i === outAt + 1));
   const recordings: ProtocolRecording[] = [];
   for (const target of targets) {

@@ -2,7 +2,7 @@ import fs from 'fs';
 import { createServer, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import path from 'path';
-import { ask, type Case } from '../scripts/compare-legacy';
+import { ask, type Case } from '../scripts/legacy/ask';
 import { type Answer, compareAnswers, placeholdBase } from '../src/shadow/compare';
 import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
 

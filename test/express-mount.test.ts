@@ -116,12 +116,13 @@ test("a store that cannot be opened: ready rejects, and requests get http.sys's 
     const res = await request(app).get(`${MOUNT}/AboutUs.asmx?wsdl`);
     expect(res.status).toBe(503);
     expect(res.text).toContain('HTTP Error 503. The service is unavailable.');
+    await r.close();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('a mount on a pattern or on two paths, and shadowing, are refused when the host starts', async () => {
+test('a mount on a pattern, on two paths or through an express.Router, and shadowing, are refused', async () => {
   const pattern = studentInfoRouter({ env, store: t.store });
   const twice = studentInfoRouter({ env, store: t.store });
   try {
@@ -130,6 +131,16 @@ test('a mount on a pattern or on two paths, and shadowing, are refused when the 
     expect(() => app.use('/b', twice)).toThrow(/mounted once/);
   } finally {
     await Promise.all([pattern.close(), twice.close()]);
+  }
+  // Through an express.Router no mount event says where it is: refused with the 503 page, not guessed.
+  const nested = studentInfoRouter({ env, store: t.store });
+  try {
+    const api = express.Router();
+    api.use('/svc', nested);
+    const res = await request(express().use('/api', api)).get('/api/svc/AboutUs.asmx?wsdl');
+    expect(res.status).toBe(503);
+  } finally {
+    await nested.close();
   }
   expect(() => studentInfoRouter({ env: { ...env, SHADOW_URL: 'http://legacy.example/' }, store: t.store })).toThrow(/SHADOW_URL/);
 });

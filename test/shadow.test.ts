@@ -5,7 +5,7 @@ import type { AddressInfo } from 'net';
 import os from 'os';
 import path from 'path';
 import client from 'prom-client';
-import { ask, type Case } from '../scripts/compare-legacy';
+import { ask, type Case } from '../scripts/legacy/ask';
 import { format, summarise } from '../scripts/shadow-report';
 import type { Answer } from '../src/shadow/compare';
 import { copyRule } from '../src/shadow/mirror';

@@ -76,6 +76,7 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
   const router = express() as StudentInfoRouter;
   router.disable('x-powered-by');
   let mounted = false;
+  let misplaced = false;
   router.on('mount', () => {
     if (typeof router.mountpath !== 'string' || /[:*?(){}[\]+!]/.test(router.mountpath)) {
       throw new TypeError(`studentInfoRouter must be mounted on a fixed path such as '/StudentService', not ${String(router.mountpath)}`);
@@ -89,14 +90,17 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
     if (res.getHeader('X-Powered-By') === 'Express') res.removeHeader('X-Powered-By');
     // The service routes, and writes its addresses, from the URL as the client sent it.
     req.url = req.originalUrl;
-    let listener: Promise<http.RequestListener>;
+    let base: string;
     try {
-      listener = listenerFor(mountPath(router));
+      base = mountPath(router);
+      // Reached through a path the apps above do not name (an express.Router in between): its base is unknown.
+      if (req.baseUrl.toLowerCase() !== base.toLowerCase()) throw new TypeError(`studentInfoRouter was reached under ${req.baseUrl}: mount it with app.use(path, router) on an Express app, not through an express.Router`);
     } catch (error) {
-      log.error('the Express mount could not route', { error });
+      if (!misplaced) log.error('the Express mount could not route', { error });
+      misplaced = true;
       return unavailable(res);
     }
-    listener.then(
+    listenerFor(base).then(
       (serve) => serve(req, res),
       () => unavailable(res),
     );
@@ -105,9 +109,11 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
   return Object.assign(router, {
     ready,
     close: async () => {
-      const { store, sms, owned } = await started;
-      await sms.close();
-      if (owned) await store.close();
+      // A start that failed left nothing open.
+      const open = await started.catch(() => null);
+      if (open === null) return;
+      await open.sms.close();
+      if (open.owned) await open.store.close();
     },
   });
 }

@@ -29,15 +29,21 @@ export interface SentAnswer {
   encoding?: string;
 }
 
-/** What the copier needs of a copy; all of it goes to the copier, so the client's thread keeps nothing. */
+/**
+ * The copy of a request, offered to the mirror once the client has been answered; all of it goes to
+ * the copier, so the client's thread keeps nothing.
+ */
 export interface CopyJob {
   requestId: string;
   method: string;
+  /** Path and query as the client sent them. */
   url: string;
+  /** The request's headers as sent (raw name/value pairs), those not to be copied left out. */
   headers: string[];
   body: Uint8Array | null;
+  /** The answer the client got, as it went out. */
   primary: SentAnswer;
-  /** What this service made of the request (service-first), for the metrics and the report. */
+  /** The request as this service saw it (service-first), for the metrics and the report; in legacy-first learnt from the copy's own exchange. */
   labels: Labels;
 }
 

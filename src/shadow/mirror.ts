@@ -5,29 +5,9 @@ import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
 import { pathOf, type RequestLine, routeReader } from '../contract/route';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
-import { FrameWriter, type SentAnswer } from './frames';
+import { type CopyJob, FrameWriter } from './frames';
 import { countShadow, type Labels } from './metrics';
 import type { Report } from './report';
-
-/**
- * The copy of a request, offered once the client has been answered; the two answers compared (in
- * the copier's thread, copier.ts) and the outcome counted and reported here. Bounded, so that a slow
- * or dead target costs clients nothing: at most `concurrency` copies in flight and `queue` waiting;
- * beyond that a copy is dropped and counted; each copy has `timeoutMs` to be answered.
- */
-export interface Copy {
-  requestId: string;
-  method: string;
-  /** Path and query as the client sent them. */
-  url: string;
-  /** The request's headers as sent (raw name/value pairs), those not to be copied left out. */
-  headers: string[];
-  body: Buffer | null;
-  /** The answer the client got, as it went out. */
-  primary: SentAnswer;
-  /** The request as this service saw it; in legacy-first mode learnt from the copy's own exchange. */
-  labels: Labels;
-}
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and Expect, already answered. */
 export const HOP_BY_HOP: readonly string[] = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'];
@@ -88,6 +68,12 @@ function fromSource(entry: string): string {
  */
 const HAND_OVER_MS = 10;
 
+/**
+ * Copies offered once their client has been answered; the two answers compared (in the copier's
+ * process, copier.ts) and the outcome counted and reported here. Bounded, so that a slow or dead
+ * target costs clients nothing: at most `concurrency` copies in flight and `queue` waiting; beyond
+ * that a copy is dropped and counted; each copy has `timeoutMs` to be answered.
+ */
 export class Mirror {
   /** Copies handed to the copier (or about to be) and not yet settled: the bound on the queue. */
   private inFlight = 0;
@@ -107,7 +93,7 @@ export class Mirror {
   ) {}
 
   /** Hands a copy to the copier, or drops it (counted) when too many are in flight or waiting. */
-  offer(copy: Copy): void {
+  offer(copy: CopyJob): void {
     if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped');
     this.inFlight++;
     if (this.target.primary === 'legacy') this.learnt.set(copy.requestId, null);

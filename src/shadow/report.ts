@@ -7,7 +7,7 @@ import type { Answer, Difference } from './compare';
  * The differences log: one JSON line per request whose two answers differ, appended to SHADOW_LOG.
  * A line holds the request and both answers, so a difference can be understood without the traffic,
  * but no secret: AuthCode's code is removed wherever it appears and phone numbers are masked but for
- * their last two digits (as in the service's own log).
+ * their last two digits (the service's own log keeps the prefix and three: basics/log.ts maskPhone).
  */
 export interface ReportedRequest {
   method: string;
