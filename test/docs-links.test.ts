@@ -37,6 +37,12 @@ describe('documentation links', () => {
     }
   });
 
+  test('each docs page opens with its title and a summary', () => {
+    const pages = markdownFiles(root).filter((f) => f.startsWith('docs/'));
+    const without = pages.filter((f) => !/^# .+\n\n\*\*Summary\.\*\* \S/.test(fs.readFileSync(path.join(root, f), 'utf8')));
+    expect(without).toEqual([]);
+  });
+
   test('headings get the anchors GitHub gives them', () => {
     expect(slug('Shadow traffic: a cut-over proved on real traffic')).toBe('shadow-traffic-a-cut-over-proved-on-real-traffic');
     expect(slug('Exempting trusted callers: `SMS_LIMIT_EXEMPT`')).toBe('exempting-trusted-callers-sms_limit_exempt');
