@@ -48,6 +48,13 @@ module.exports = {
       to: { path: '^src/', pathNot: anyLayer },
     },
     {
+      name: 'in-a-layer-too',
+      comment: 'a file of src/ outside the layer folders that imports anything',
+      severity: 'error',
+      from: { path: '^src/', pathNot: anyLayer },
+      to: {},
+    },
+    {
       name: 'src-stays-in-src',
       comment: 'the service never imports scripts or tests',
       severity: 'error',

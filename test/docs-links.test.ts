@@ -1,7 +1,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { anchorsOf, brokenLinks, linksOf, markdownFiles, slug } from './helpers/doc-links';
+import { anchorsOf, brokenLinks, linksOf, markdownFiles, missingPaths, slug } from './helpers/doc-links';
 
 const root = path.resolve(__dirname, '..');
 
@@ -10,6 +10,37 @@ describe('documentation links', () => {
     const files = markdownFiles(root);
     expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/sms.md']));
     expect(brokenLinks(root, files)).toEqual([]);
+  });
+
+  test('every file of the repository the README and docs name in code (`src/...`, `app/index.ts`) exists', () => {
+    expect(missingPaths(root, markdownFiles(root))).toEqual([]);
+  });
+
+  test('a file named in code that does not exist is reported, a build file without its source too; placeholders are not', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'doc-paths-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'src', 'app'), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'src', 'app', 'index.ts'), '');
+      fs.writeFileSync(path.join(dir, 'src', 'main.ts'), '');
+      fs.writeFileSync(
+        path.join(dir, 'README.md'),
+        'See `src/app/index.ts`, `app/index.ts`, `app/gone.ts`, `src/ops/log.ts`, `ops/log.ts`,\n`dist/src/main.js`, `dist/src/gone.js`, `test/*.test.ts`, `src/<layer>/`, `node_modules/x/index.js`.\n```\n`src/in/a/fence.ts`\n```\n',
+      );
+      expect(missingPaths(dir, ['README.md'])).toEqual([
+        'README.md:1: app/gone.ts',
+        'README.md:1: src/ops/log.ts',
+        'README.md:1: ops/log.ts',
+        'README.md:2: dist/src/gone.js',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('each docs page opens with its title and a summary', () => {
+    const pages = markdownFiles(root).filter((f) => f.startsWith('docs/'));
+    const without = pages.filter((f) => !/^# .+\n\n\*\*Summary\.\*\* \S/.test(fs.readFileSync(path.join(root, f), 'utf8')));
+    expect(without).toEqual([]);
   });
 
   test('headings get the anchors GitHub gives them', () => {

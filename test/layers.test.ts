@@ -39,7 +39,7 @@ test('an upward import, a circle and a file outside the layers each fail the che
   fs.appendFileSync(path.join(copy, 'src/store/store.ts'), "\nexport { ping } from './ping';\n");
   // A folder that is no layer.
   fs.mkdirSync(path.join(copy, 'src/misc'));
-  fs.writeFileSync(path.join(copy, 'src/misc/util.ts'), 'export const two = 2;\n');
+  fs.writeFileSync(path.join(copy, 'src/misc/util.ts'), "import { escapeText } from '../basics/escape';\nexport const two = escapeText('2');\n");
   fs.appendFileSync(path.join(copy, 'src/main.ts'), "\nimport { two } from './misc/util';\nvoid two;\n");
 
   const run = cruise(copy);
@@ -48,4 +48,5 @@ test('an upward import, a circle and a file outside the layers each fail the che
   expect(out).toMatch(/basics-imports-only-below: src\/basics\/log\.ts → src\/config\/index\.ts/);
   expect(out).toMatch(/no-circular: src\/store\/p[io]ng\.ts → /);
   expect(out).toMatch(/in-a-layer: src\/main\.ts → src\/misc\/util\.ts/);
+  expect(out).toMatch(/in-a-layer-too: src\/misc\/util\.ts → src\/basics\/escape\.ts/);
 }, 60_000);

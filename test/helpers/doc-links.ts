@@ -103,6 +103,50 @@ export function brokenLinks(root: string, files: string[]): string[] {
   return problems;
 }
 
+const TOP = /^(?:src|scripts|test|deploy|docs|wsdl|demo)\//;
+
+/** Every file under the folders of the repository's code, as paths from its root. */
+function codeFiles(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    if (!fs.existsSync(path.join(root, dir))) return;
+    for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.posix.join(dir, entry.name);
+      if (entry.isDirectory()) walk(rel);
+      else out.push(rel);
+    }
+  };
+  for (const top of ['src', 'scripts', 'test']) walk(top);
+  return out;
+}
+
+/**
+ * The files and folders of the repository a Markdown file names in code spans that do not exist: a
+ * page naming a file that moved. A name from the root (`src/app/index.ts`, `deploy/nginx/`) must be
+ * there; a shorter one (`app/index.ts`, `gateways/http.ts`) must end the path of a file of src/,
+ * scripts/ or test/; a file of the build (`dist/src/main.js`) must have its source. Globs and
+ * placeholders are not names of files.
+ */
+export function missingPaths(root: string, files: string[]): string[] {
+  const code = codeFiles(root).map((f) => `/${f}`);
+  const problems: string[] = [];
+  for (const file of files) {
+    for (const [n, line] of proseLines(fs.readFileSync(path.resolve(root, file), 'utf8'))) {
+      for (const m of line.matchAll(/`([^`\s]+)`/g)) {
+        const named = m[1].replace(/[.,;:]+$/, '');
+        if (/[*<>{}$]|\.\.\.|FILE|NAME/.test(named) || named.startsWith('node_modules/')) continue;
+        // Build output is named by its source: dist/src/main.js is src/main.ts compiled.
+        const name = /^(?:dist|\.dev-build)\/.+\.js$/.test(named) ? named.replace(/^[^/]+\//, '').replace(/\.js$/, '.ts') : named;
+        const known = TOP.test(name)
+          ? fs.existsSync(path.join(root, name))
+          : !/^[\w-]+\/[\w./-]*\.(?:ts|js)$/.test(name) || code.some((f) => f.endsWith(`/${name}`));
+        if (!known) problems.push(`${file}:${n}: ${named}`);
+      }
+    }
+  }
+  return problems;
+}
+
 /** The Markdown files whose links are checked: the README, docs/ and the deployment recipes' notes. */
 export function markdownFiles(root: string): string[] {
   const out = ['README.md'];
