@@ -3,6 +3,8 @@ import fs from 'fs';
 import net from 'net';
 import path from 'path';
 import { maskPhone } from '../src/basics/log';
+import { loadConfig } from '../src/config';
+import { startLine } from '../src/process/start-line';
 import { freePort, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /** The service as an operator runs it (the build, a process, its stderr and its admin listener). */
@@ -23,6 +25,13 @@ describe('start', () => {
     // No gateway by default: the line says that codes are not sent.
     expect(line.sms).toBe('SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min');
     expect(line.msg).not.toContain('empty');
+  });
+
+  test('on PostgreSQL the start line names the database, never its password', () => {
+    const line = startLine(loadConfig({ DATABASE_URL: 'postgres://school:s3cret@db.example:5432/students' }), 8080, { students: 3, devices: 1 }, 1);
+    expect(line).toContain('store PostgreSQL postgres://school:***@db.example:5432/students: 3 students, 1 devices');
+    expect(line).not.toContain('s3cret');
+    expect(line).not.toContain('SQLite');
   });
 
   test('an empty store gets a hint, whole however long the store path', async () => {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { rangeText } from '../basics/address';
 import type { Config } from '../config';
 import { ENDPOINTS } from '../contract/operations';
+import { redactUrl } from '../store/postgres';
 import type { RowCounts } from '../store/store';
 
 /**
@@ -12,7 +13,7 @@ export function startLine(config: Config, port: number, counts: RowCounts, worke
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
   const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const open = `http://${host}:${port}${config.basePath}/${ENDPOINTS[0]!.name}.asmx`;
-  const store = `SQLite ${path.resolve(config.sqlitePath)}`;
+  const store = config.databaseUrl !== null ? `PostgreSQL ${redactUrl(config.databaseUrl)}` : `SQLite ${path.resolve(config.sqlitePath)}`;
   const rows = `${counts.students} students, ${counts.devices} devices`;
   const processes = workers > 1 ? ` in ${workers} worker processes` : '';
   const hint =
