@@ -1,10 +1,8 @@
 import { execFile } from 'child_process';
 import fs from 'fs';
-import { createServer, type Server } from 'http';
-import type { AddressInfo } from 'net';
 import path from 'path';
 import { buildCorpus, buildNamespaceCorpus } from '../scripts/legacy/corpus';
-import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
+import { FIXTURES, listening } from './helpers/app';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/service';
 
 /**
@@ -34,19 +32,7 @@ describe('the command line, from a build', () => {
         resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
       );
     });
-  let t: TestApp;
-  let server: Server;
-  let base: string;
-  beforeAll(async () => {
-    t = await createTestApp();
-    server = createServer(t.app).listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    await t.close();
-  });
+  const served = listening();
 
   test('--list names the cases', async () => {
     const r = await run('--list', '--only', 'framing/http10/');
@@ -55,7 +41,7 @@ describe('the command line, from a build', () => {
   });
 
   test('a recording replayed against the service: HTTP/1.0 and 1.1, every case agreeing, exit 0', async () => {
-    const r = await run('--from', 'test/fixtures/corpus.json', base, '--only', 'framing/', '--only', 'routing/soap11/');
+    const r = await run('--from', 'test/fixtures/corpus.json', served.base, '--only', 'framing/', '--only', 'routing/soap11/');
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^\n\d+ cases, 0 differ\n$/);
     expect(Number(/(\d+) cases/.exec(r.stdout)![1])).toBeGreaterThan(40);
@@ -64,7 +50,7 @@ describe('the command line, from a build', () => {
 
   test('a difference is reported with its case and the exit code says so', async () => {
     // Mono's help pages are its own design: the corpus test accepts these differences, the tool reports them.
-    const r = await run('--from', 'test/fixtures/corpus.json', base, '--only', 'pages/AboutUs/help-op-unknown');
+    const r = await run('--from', 'test/fixtures/corpus.json', served.base, '--only', 'pages/AboutUs/help-op-unknown');
     expect(r.stdout).toContain('✗ pages/AboutUs/help-op-unknown');
     expect(r.stdout).toContain('1 cases, 1 differ');
     expect(r.status).toBe(1);

@@ -1,10 +1,8 @@
 import fs from 'fs';
-import { createServer, type Server } from 'http';
-import type { AddressInfo } from 'net';
 import path from 'path';
 import { ask, type Case } from '../scripts/legacy/ask';
 import { type Answer, compareAnswers, placeholdBase } from '../src/shadow/compare';
-import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
+import { FIXTURES, listening } from './helpers/app';
 
 /**
  * 689 requests put to the legacy ASMX host and its answers (recorded by scripts/compare-legacy.ts
@@ -36,24 +34,6 @@ const read = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, na
 const corpus = read('corpus.json');
 const namespaceCorpus = read('corpus-namespace.json');
 const accepted = (name: string) => Object.keys(ACCEPTED).some((prefix) => name.startsWith(prefix));
-
-/** The app listening on a free port, for the duration of the enclosing block. */
-function listening(env: Record<string, string> = {}): { base: string } {
-  const handle = { base: '' };
-  let t: TestApp;
-  let server: Server;
-  beforeAll(async () => {
-    t = await createTestApp(env);
-    server = createServer(t.app).listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    handle.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    await t.close();
-  });
-  return handle;
-}
 
 async function agrees(base: string, c: Recorded): Promise<void> {
   const ours = await ask(base, c, false);

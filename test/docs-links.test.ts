@@ -5,6 +5,16 @@ import { anchorsOf, brokenLinks, linksOf, markdownFiles, missingPaths, slug } fr
 
 const root = path.resolve(__dirname, '..');
 
+/** Runs `fn` in a new scratch directory, removed afterwards. */
+function inScratch(prefix: string, fn: (dir: string) => void): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  try {
+    fn(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('documentation links', () => {
   test('every relative link and #anchor in README.md, docs/ and deploy/ resolves', () => {
     const files = markdownFiles(root);
@@ -17,8 +27,7 @@ describe('documentation links', () => {
   });
 
   test('a file named in code that does not exist is reported, a build file without its source too; placeholders are not', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'doc-paths-'));
-    try {
+    inScratch('doc-paths-', (dir) => {
       fs.mkdirSync(path.join(dir, 'src', 'app'), { recursive: true });
       fs.writeFileSync(path.join(dir, 'src', 'app', 'index.ts'), '');
       fs.writeFileSync(path.join(dir, 'src', 'main.ts'), '');
@@ -32,9 +41,7 @@ describe('documentation links', () => {
         'README.md:1: ops/log.ts',
         'README.md:2: dist/src/gone.js',
       ]);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('each docs page opens with its title and a summary', () => {
@@ -71,8 +78,7 @@ describe('documentation links', () => {
   });
 
   test('a missing file, a missing anchor and a way out of the repository are each reported', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'doc-links-'));
-    try {
+    inScratch('doc-links-', (dir) => {
       fs.mkdirSync(path.join(dir, 'docs'));
       fs.writeFileSync(path.join(dir, 'docs', 'a.md'), '# Page A\n\n## Part one\n');
       fs.writeFileSync(
@@ -84,8 +90,6 @@ describe('documentation links', () => {
         'README.md:1: docs/a.md#part-two: no heading or anchor #part-two there',
         'README.md:1: ../x.md: leaves the repository',
       ]);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -1,10 +1,8 @@
 import fs from 'fs';
-import { createServer, type Server } from 'http';
-import type { AddressInfo } from 'net';
 import path from 'path';
 import { ask, type Case } from '../scripts/legacy/ask';
 import { type Answer, compareAnswers, placeholdBase } from '../src/shadow/compare';
-import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
+import { FIXTURES, listening } from './helpers/app';
 
 /**
  * The protocols switch (PROTOCOLS, a web.config's `<webServices><protocols>`), replayed against the
@@ -38,25 +36,13 @@ test('every configuration was recorded', () => {
 });
 
 describe.each(recordings.map((r) => [r.protocols, r] as const))('PROTOCOLS=%s', (protocols, recording) => {
-  let t: TestApp;
-  let server: Server;
-  let base: string;
-  beforeAll(async () => {
-    t = await createTestApp({ PROTOCOLS: protocols });
-    server = createServer(t.app).listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    await t.close();
-  });
+  const served = listening({ PROTOCOLS: protocols });
 
   const documentation = protocols.split(',').includes('Documentation');
   const compared = recording.cases.filter((c) => !(c.name.endsWith('/help-op') && documentation));
 
   test.each(compared.map((c) => [c.name, c] as const))('%s agrees with the legacy host', async (_name, c) => {
-    const ours = await ask(base, c, false);
+    const ours = await ask(served.base, c, false);
     if (isRuntimeErrorPage(c.legacy)) {
       expect([ours.status, isRuntimeErrorPage(ours)]).toEqual([c.legacy.status, true]);
       expect(ours.headers['content-length']).toBe(String(Buffer.byteLength(ours.body)));
@@ -66,14 +52,14 @@ describe.each(recordings.map((r) => [r.protocols, r] as const))('PROTOCOLS=%s', 
       expect([ours.status, ours.headers['content-type']?.split(';')[0]]).toEqual([c.legacy.status, c.legacy.headers['content-type']?.split(';')[0]]);
       return;
     }
-    if (c.kind === 'page') ours.body = placeholdBase(ours.body, base, c.path);
+    if (c.kind === 'page') ours.body = placeholdBase(ours.body, served.base, c.path);
     expect(compareAnswers(c.kind, c.legacy, ours)).toEqual([]);
   });
 
   test('the help page offers only the enabled protocols', async () => {
     if (!documentation) return;
     const c = recording.cases.find((x) => x.name === 'PushNotificationMobile/help-op')!;
-    const page = (await ask(base, c, false)).body;
+    const page = (await ask(served.base, c, false)).body;
     const on = new Set(protocols.split(','));
     expect(page.includes('<h3>SOAP 1.1</h3>')).toBe(on.has('HttpSoap'));
     expect(page.includes('<h3>SOAP 1.2</h3>')).toBe(on.has('HttpSoap12'));

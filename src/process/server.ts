@@ -75,7 +75,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
 
   const port = await listenOrExit(server, config.port, config.host, 'HOST, PORT');
-  // The SMS summary as a field of its own: the line's message is cut at the log's bound for a value.
+  // The SMS summary as a field of its own: a dashboard filters on it without parsing the message.
   log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
   if (config.adminPort !== 0) {
     admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store), note: smsReadiness(config.sms) });

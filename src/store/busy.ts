@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type Database from 'better-sqlite3';
 
 /**
  * How long a statement keeps trying for a lock another connection holds (an import's batch,
@@ -54,4 +55,15 @@ export async function whenUnlocked<T>(fn: () => T, limitMs = LOCK_WAIT_LIMIT_MS)
       }
     }
   }
+}
+
+/** A connection's statements, each prepared once, run through whenUnlocked: the service's and the import's. */
+export function unlockedStatements(db: Database.Database) {
+  const statements = new Map<string, Database.Statement>();
+  const prepared = (sql: string): Database.Statement => statements.get(sql) ?? statements.set(sql, db.prepare(sql)).get(sql)!;
+  return {
+    prepared,
+    run: (sql: string, params: readonly unknown[] = []) => whenUnlocked(() => prepared(sql).run(...params).changes),
+    all: <T>(sql: string, params: readonly unknown[] = []) => whenUnlocked(() => prepared(sql).all(...params) as T[]),
+  };
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { isBusy, whenUnlocked } from './busy';
+import { isBusy, unlockedStatements, whenUnlocked } from './busy';
 import { ImportStoppedError } from './import';
 import { ABSENT_STUDENTS, type ImportConnection, quoteIdent, SqlImportSession, STAGING, type StagingTable } from './sql';
 import type { ImportCounts, ImportSession } from './store';
@@ -40,8 +40,7 @@ export function beginSqliteImport(file: string | null, shared: Database.Database
     // fsync per batch. The service's own connection keeps FULL for the codes it accepts.
     db.pragma('synchronous = NORMAL');
   }
-  const statements = new Map<string, Database.Statement>();
-  const prepared = (sql: string) => statements.get(sql) ?? statements.set(sql, db.prepare(sql)).get(sql)!;
+  const { prepared, run, all } = unlockedStatements(db);
   let open = true;
   const finish = () => {
     if (!open) return;
@@ -50,8 +49,8 @@ export function beginSqliteImport(file: string | null, shared: Database.Database
     else for (const table of [...Object.keys(STAGING), 'import_removed']) db.exec(`DROP TABLE IF EXISTS temp.${table}`);
   };
   const conn: ImportConnection = {
-    run: (sql, params = []) => whenUnlocked(() => prepared(sql).run(...params).changes),
-    all: <T>(sql: string, params: readonly unknown[] = []) => whenUnlocked(() => prepared(sql).all(...params) as T[]),
+    run,
+    all,
     insertMany: (table, rows) => {
       const columns = Object.keys(STAGING[table]);
       const insert = prepared(`INSERT INTO ${table} (${columns.map(quoteIdent).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);

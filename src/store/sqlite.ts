@@ -2,7 +2,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../contract/types';
-import { isBusy, whenUnlocked } from './busy';
+import { isBusy, unlockedStatements, whenUnlocked } from './busy';
 import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
@@ -55,16 +55,9 @@ export class SqliteStore implements Store {
       this.db.pragma('busy_timeout = 0');
       this.selectStudents = this.db.prepare(QUERIES.studentsOf);
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
-      const statements = new Map<string, Database.Statement>();
-      const prepared = (sql: string) => statements.get(sql) ?? statements.set(sql, this.db.prepare(sql)).get(sql)!;
+      const { run, all } = unlockedStatements(this.db);
       // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
-      this.outbox = new SqlOutbox(
-        {
-          run: (sql, params) => whenUnlocked(() => prepared(sql).run(...params).changes),
-          all: <T>(sql: string, params: readonly unknown[]) => whenUnlocked(() => prepared(sql).all(...params) as T[]),
-        },
-        '',
-      );
+      this.outbox = new SqlOutbox({ run, all }, '');
       this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
     } catch (err) {
       this.db.close();

@@ -1,7 +1,8 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { createShadow } from '../../src/shadow';
@@ -56,4 +57,22 @@ export async function createTestApp(env: Record<string, string> = {}, data = pat
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The test app listening on a free port, for the duration of the enclosing jest block. */
+export function listening(env: Record<string, string> = {}): { base: string } {
+  const handle = { base: '' };
+  let t: TestApp;
+  let server: http.Server;
+  beforeAll(async () => {
+    t = await createTestApp(env);
+    server = http.createServer(t.app).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    handle.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await t.close();
+  });
+  return handle;
 }
