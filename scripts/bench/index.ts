@@ -9,6 +9,8 @@
  *   npm run bench -- --rounds 5 --seconds 5 --only token-soap11,school500-get --out DIR
  *   npm run bench -- --shadow-only       only shadowing's cost to clients (issue 11), on the three quick workloads
  *   npm run bench -- --shadow-aa         the same with shadowing off in both twins: the comparison's own noise
+ *   npm run bench -- --compare main --only token-soap11 [--store postgres]
+ *                                        this build against another (a git ref, a checkout or a build) by CPU per request (compare.ts)
  *
  * Only the ratios within one run mean anything: on a shared 2-core machine the ceiling itself moves
  * by a factor of two from run to run.
@@ -22,6 +24,7 @@ import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured, median } from './load';
 import { canIdle, freePort, type Started, startNode, startService, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
+import { compare } from './compare';
 import { checkShadow, measureShadow, printShadow, type ShadowRow, type StartTwins } from './shadow';
 import { QUICK, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
@@ -36,11 +39,19 @@ interface Options {
   connections: number;
   only: string[] | null;
   out: string;
+  /** --compare: the other build, and the store and rate of that comparison. */
+  compare: string | null;
+  store: 'sqlite' | 'postgres';
+  /** --rate, the comparison's paced rate (not autocannon's `rate`, which Options would pass it as LoadOptions). */
+  pacedRate: number | null;
+  /** The options given (the comparison has its own defaults for those not given). */
+  given: Set<string>;
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
+  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench', compare: null, store: 'sqlite', pacedRate: null, given: new Set() };
   for (let i = 0; i < argv.length; i++) {
+    o.given.add(argv[i]);
     const value = () => argv[++i] ?? '';
     switch (argv[i]) {
       case '--quick':
@@ -51,6 +62,19 @@ function parseArgs(argv: readonly string[]): Options {
         break;
       case '--seconds':
         o.seconds = Number(value());
+        break;
+      case '--compare':
+        o.compare = value();
+        break;
+      case '--store': {
+        const store = value();
+        if (store !== 'sqlite' && store !== 'postgres') throw new Error('--store takes sqlite or postgres');
+        o.store = store;
+        break;
+      }
+      case '--rate':
+        o.pacedRate = Number(value());
+        if (!(o.pacedRate > 0)) throw new Error('--rate takes a positive number of requests per second');
         break;
       case '--connections':
         o.connections = Number(value());
@@ -91,6 +115,9 @@ interface Target {
 
 export async function main(argv: readonly string[]): Promise<number> {
   const o = parseArgs(argv);
+  // Ten rounds of 3 s: many short rounds alternating weigh the machine's drift on both builds alike,
+  // and at 100 clock ticks a second a small call's thousands of requests a round keep the CPU time's step near 1%.
+  if (o.compare !== null) return compare({ other: o.compare, only: o.only, store: o.store, rounds: o.given.has('--rounds') ? o.rounds : 10, seconds: o.given.has('--seconds') ? o.seconds : 3, rate: o.pacedRate });
   const workloads = WORKLOADS.filter((w) => (o.only ?? (o.quick ? QUICK : null))?.includes(w.id) ?? true);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-'));
   const started: Started[] = [];
