@@ -5,6 +5,7 @@ import { createSoapBinding, type SoapHandler } from '../bindings/soap';
 import type { Config, Limits } from '../config';
 import { Errors, type HostError, HostErrors } from '../basics/errors';
 import { protocolVerdict } from '../bindings/protocols';
+import { isLocalCaller } from '../transport/context';
 import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
 import { requestHooks } from './request-hooks';
 import { createServicePages } from '../pages';
@@ -95,9 +96,9 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     ex.endpoint = endpoint.name;
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
-    const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
+    const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols, () => isLocalCaller(req, config.trustProxy));
     if (verdict !== 'take') {
-      reportRefusal(res, `no protocol in PROTOCOLS takes ${kind}`);
+      reportRefusal(res, `no protocol in PROTOCOLS takes ${kind}${kind === 'httppost' && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : ''}`);
       return errorPage(res, verdict);
     }
 
