@@ -79,6 +79,12 @@ module.exports = async () => {
   if (nginx === undefined && process.env.REQUIRE_NGINX !== '1') {
     process.stderr.write('nginx is not installed: the deploy/nginx tests are SKIPPED (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)\n');
   }
+  // The console's browser test drives Debian's chromium (CHROMIUM_PATH to use another).
+  const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && fs.existsSync(p));
+  process.env.TEST_CHROMIUM = chromium ?? '';
+  if (chromium === undefined && process.env.REQUIRE_BROWSER !== '1') {
+    process.stderr.write('chromium is not installed: the console browser test is SKIPPED (apt-get install chromium; REQUIRE_BROWSER=1 makes this a failure)\n');
+  }
   return {
     projects,
     testTimeout: 20000,
