@@ -5,6 +5,7 @@ import { createSoapBinding, type SoapHandler } from '../bindings/soap';
 import type { Config, Limits } from '../config';
 import { Errors, type HostError, HostErrors } from '../basics/errors';
 import { protocolVerdict } from '../bindings/protocols';
+import { isLocalCaller } from '../transport/context';
 import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
 import { requestHooks } from './request-hooks';
 import { createServicePages } from '../pages';
@@ -95,9 +96,11 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     ex.endpoint = endpoint.name;
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
-    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo: opName === undefined ? '' : `/${opName}` }, config.protocols);
+    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo: opName === undefined ? '' : `/${opName}` }, config.protocols, () => isLocalCaller(req, config.trustProxy));
     if (verdict !== 'take') {
-      reportRefusal(res, `no protocol in PROTOCOLS takes ${req.method} ${opName === undefined ? 'on a service page' : opName === '' ? 'without an operation name' : 'on an operation'}`);
+      const where = opName === undefined ? 'on a service page' : opName === '' ? 'without an operation name' : 'on an operation';
+      const notLocal = req.method === 'POST' && opName && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : '';
+      reportRefusal(res, `no protocol in PROTOCOLS takes ${req.method} ${where}${notLocal}`);
       return errorPage(res, verdict);
     }
     // Taken: GET or POST (HEAD is not GET for ASMX), on the service page or a named operation.

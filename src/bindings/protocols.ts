@@ -12,12 +12,14 @@ type FactoryAnswer = 'take' | 405 | null;
 /**
  * The protocol factories of System.Web.Services (WebServicesSection.ServerProtocolFactories), in its
  * order, each with its CreateIfRequestCompatible: SOAP (one factory for both versions), HTTP POST,
+ * HTTP POST for a local caller (HttpPostLocalhostServerProtocol.cs: nothing to say to any other),
  * HTTP GET, then Discovery and Documentation (the ?wsdl/?disco factory and the help page's, both
  * switched by Documentation and, for a GET to the service page, taking it between them).
  */
-const FACTORIES: ReadonlyArray<readonly [(on: ReadonlySet<Protocol>) => boolean, (r: RequestLine) => FactoryAnswer]> = [
+const FACTORIES: ReadonlyArray<readonly [(on: ReadonlySet<Protocol>) => boolean, (r: RequestLine, local: () => boolean) => FactoryAnswer]> = [
   [(on) => on.has('HttpSoap') || on.has('HttpSoap12'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'POST' ? 405 : 'take')],
   [(on) => on.has('HttpPost'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : 'take')],
+  [(on) => on.has('HttpPostLocalhost'), (r, local) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : local() ? 'take' : null)],
   [(on) => on.has('HttpGet'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'GET' ? 405 : 'take')],
   [(on) => on.has('Documentation'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'GET' ? 405 : 'take')],
 ];
@@ -31,13 +33,15 @@ const FACTORIES: ReadonlyArray<readonly [(on: ReadonlySet<Protocol>) => boolean,
  * runtime error page. So DELETE on a service page is a 405 when Documentation is on (last) and a 500
  * with HttpSoap,HttpGet, and ?wsdl with Documentation off is refused like any other GET to the page.
  * 'take' means the protocol the method and path name (SOAP or the service page for `/X.asmx`, HTTP
- * GET or POST for `/X.asmx/Op`) handles the request.
+ * GET or POST for `/X.asmx/Op`) handles the request. A POST from a caller that is not local, with
+ * only HttpPostLocalhost, is answered as with HTTP POST off; `local` is asked only when
+ * HttpPostLocalhost has to decide.
  */
-export function protocolVerdict(request: RequestLine, enabled: ReadonlySet<Protocol>): 'take' | 405 | 500 {
+export function protocolVerdict(request: RequestLine, enabled: ReadonlySet<Protocol>, local: () => boolean): 'take' | 405 | 500 {
   let last: FactoryAnswer = null;
   for (const [on, answer] of FACTORIES) {
     if (!on(enabled)) continue;
-    last = answer(request);
+    last = answer(request, local);
     if (last === 'take') return 'take';
   }
   return last ?? 500;
