@@ -23,7 +23,7 @@ import { pace } from './paced';
 import { buildRoot, freePort, type Started, startService, stop } from './processes';
 import { recordAnswer } from './ceiling';
 import { treePids } from './cpu';
-import { BENCH_SERVICE_ENV, requestsFor, type Workload, WORKLOADS } from './workloads';
+import { BENCH_SERVICE_ENV, freshRequests, requestsFor, type Workload, WORKLOADS } from './workloads';
 
 export interface CompareOptions {
   other: string;
@@ -145,7 +145,7 @@ export async function compare(o: CompareOptions): Promise<number> {
       if (statuses[0] !== statuses[1]) process.stdout.write(`${w.id}: the builds answer differently (status ${statuses[0]} and ${statuses[1]}): each is held to its own\n`);
       // Warmed alike, as fast as each answers: code optimised, caches filled; the slower sets the rate.
       const most: number[] = [];
-      for (const p of started) most.push((await alone(p, started.filter((x) => x !== p), () => drive(p.port, requestsFor(w, 20_000), null, { connections: 4, seconds: 2 }))).rps);
+      for (const p of started) most.push((await alone(p, started.filter((x) => x !== p), () => drive(p.port, [w.request], null, { connections: 4, seconds: 2 }, freshRequests(w)))).rps);
       const rate = o.rate ?? Math.max(10, Math.round(Math.min(...most) / 3));
       const rounds: CpuRound[][] = [[], []];
       for (let r = 0; r < o.rounds; r++) {

@@ -87,8 +87,13 @@ let codes = 10_000_000;
  * limits and the outbox: the same request again and again measured that refusal, not AuthCode.
  */
 export function requestsFor(w: Workload, count: number): BenchRequest[] {
-  if (w.operation !== 'AuthCode') return [w.request];
-  return Array.from({ length: Math.max(1, count) }, () => authCode(codes++));
+  const fresh = freshRequests(w);
+  return fresh === undefined ? [w.request] : Array.from({ length: Math.max(1, count) }, fresh);
+}
+
+/** For a workload whose every request must be new (AuthCode), the maker of the next one; else undefined. */
+export function freshRequests(w: Workload): (() => BenchRequest) | undefined {
+  return w.operation === 'AuthCode' ? () => authCode(codes++) : undefined;
 }
 
 /**
@@ -107,6 +112,9 @@ export const BENCH_SERVICE_ENV: Readonly<Record<string, string>> = {
 
 /** --quick: one of each kind, for trying a change. */
 export const QUICK = ['token-soap11', 'token-get', 'school500-soap11'];
+
+/** Shadowing's cost is measured on a small call and a 500-student roster, the two kinds issue 24 sets limits for. */
+export const SHADOWED = ['token-soap11', 'school500-soap11'];
 
 export interface Student {
   school: string;
