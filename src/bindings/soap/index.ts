@@ -10,6 +10,7 @@ import { send } from '../send';
 import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
 import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
+import { quickScan } from './quick-scan';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contract/soap-versions';
 
@@ -107,7 +108,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.type, contentType.charset);
     // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
     if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
-    const scanned = scanEnvelope(decoded.text, opts.xmlLimits);
+    const scanned = quickScan(decoded.text, opts.xmlLimits) ?? scanEnvelope(decoded.text, opts.xmlLimits);
     if (!scanned.ok) {
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
