@@ -96,7 +96,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     ex.endpoint = endpoint.name;
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
-    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo: opName === undefined ? '' : `/${opName}` }, config.protocols, () => isLocalCaller(req, config.trustProxy));
+    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo: opName === undefined ? '' : `/${opName}` }, config.protocols, () => isLocalCaller(req, config));
     if (verdict !== 'take') {
       const where = opName === undefined ? 'on a service page' : opName === '' ? 'without an operation name' : 'on an operation';
       const notLocal = req.method === 'POST' && opName && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : '';

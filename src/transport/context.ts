@@ -3,6 +3,8 @@ import type { Caller } from '../contract/types';
 import { canonicalAddress, forwardedAddress } from '../basics/address';
 import { log } from '../basics/log';
 import type { Response } from './types';
+import type { Config } from '../config';
+import { urlIsLoopback } from './request-url';
 
 /**
  * Who sent a request, read once as it arrives (the request hooks) and handed to the operation by its
@@ -46,14 +48,17 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
 
 /**
  * The one rule for whether the caller is on this machine (HttpPostLocalhost, the help page's test
- * form). .NET's HttpRequest.IsLocal: the caller's address is 127.0.0.1 or ::1, or the connection's own
- * local address (System.Web/WorkerRequest.cs, IsLocal). Without TRUST_PROXY the caller is the socket's
- * peer (an IPv4-mapped loopback as its IPv4 address). Behind a trusted proxy the peer is the proxy,
- * often on this very machine, so the caller is the forwarded client instead, and a request whose
- * client the proxy did not name is not local: the proxy alone never makes a caller local.
+ * form), ASMX's `request.Url.IsLoopback || request.IsLocal` (HttpPostLocalhostServerProtocol.cs,
+ * DocumentationServerProtocol.cs). Url.IsLoopback: the URL the request was made to names a loopback
+ * host (request-url.ts). IsLocal (System.Web/WorkerRequest.cs): the caller's address is 127.0.0.1 or
+ * ::1, or the connection's own local address. Without TRUST_PROXY the caller is the socket's peer (an
+ * IPv4-mapped loopback as its IPv4 address). Behind a trusted proxy the peer is the proxy, often on
+ * this very machine, so the caller is the forwarded client instead, and a request whose client the
+ * proxy did not name is not local: the proxy alone never makes a caller local.
  */
-export function isLocalCaller(req: IncomingMessage, trustProxy: boolean): boolean {
-  const caller = trustProxy ? forwardedClient(req) : peerAddress(req);
+export function isLocalCaller(req: IncomingMessage, cfg: Pick<Config, 'trustProxy' | 'publicUrl'>): boolean {
+  if (urlIsLoopback(req, cfg)) return true;
+  const caller = cfg.trustProxy ? forwardedClient(req) : peerAddress(req);
   if (caller === null) return false;
   if (caller === '127.0.0.1' || caller === '::1') return true;
   const local = req.socket.localAddress;
