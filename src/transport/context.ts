@@ -2,6 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import { canonicalAddress, forwardedAddress } from '../basics/address';
 import { log } from '../basics/log';
+import type { Config } from '../config';
+import { urlIsLoopback } from './request-url';
 
 /** What an operation may need to know about the request it serves, beyond its arguments. */
 export interface RequestContext {
@@ -35,13 +37,10 @@ export const outsideRequest = <T>(fn: () => T): T => storage.exit(fn);
  */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | null {
   if (trustProxy) {
-    const header = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(header) ? header.join(',') : header)?.split(',').pop();
-    const forwarded = last === undefined ? null : forwardedAddress(last);
+    const forwarded = forwardedClient(req);
     if (forwarded !== null) return forwarded;
   }
-  const peer = req.socket.remoteAddress;
-  const address = peer === undefined ? null : canonicalAddress(peer);
+  const address = peerAddress(req);
   if (trustProxy && !warned) {
     // Said once: a proxy that sets no X-Forwarded-For makes every caller one address, which the
     // per-address SMS limit then refuses for the whole site (a health check says it harmlessly too).
@@ -49,6 +48,37 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
     log.warn('TRUST_PROXY is on but a request came without a readable X-Forwarded-For: it counts as its peer, the proxy; check that the proxy sets the header (docs/deployment.md)', { peer: address });
   }
   return address;
+}
+
+/**
+ * The one rule for whether the caller is on this machine (HttpPostLocalhost, the help page's test
+ * form), ASMX's `request.Url.IsLoopback || request.IsLocal` (HttpPostLocalhostServerProtocol.cs,
+ * DocumentationServerProtocol.cs). Url.IsLoopback: the URL the request was made to names a loopback
+ * host (request-url.ts). IsLocal (System.Web/WorkerRequest.cs): the caller's address is 127.0.0.1 or
+ * ::1, or the connection's own local address. Without TRUST_PROXY the caller is the socket's peer (an
+ * IPv4-mapped loopback as its IPv4 address). Behind a trusted proxy the peer is the proxy, often on
+ * this very machine, so the caller is the forwarded client instead, and a request whose client the
+ * proxy did not name is not local: the proxy alone never makes a caller local.
+ */
+export function isLocalCaller(req: IncomingMessage, cfg: Pick<Config, 'trustProxy' | 'publicUrl'>): boolean {
+  if (urlIsLoopback(req, cfg)) return true;
+  const caller = cfg.trustProxy ? forwardedClient(req) : peerAddress(req);
+  if (caller === null) return false;
+  if (caller === '127.0.0.1' || caller === '::1') return true;
+  const local = req.socket.localAddress;
+  return local !== undefined && caller === canonicalAddress(local);
+}
+
+/** The last X-Forwarded-For entry's address (the one our proxy added), or null when there is none. */
+function forwardedClient(req: IncomingMessage): string | null {
+  const header = req.headers['x-forwarded-for'];
+  const last = (Array.isArray(header) ? header.join(',') : header)?.split(',').pop();
+  return last === undefined ? null : forwardedAddress(last);
+}
+
+function peerAddress(req: IncomingMessage): string | null {
+  const peer = req.socket.remoteAddress;
+  return peer === undefined ? null : canonicalAddress(peer);
 }
 
 let warned = false;
