@@ -1,15 +1,17 @@
 import type { Request, Response } from '../../transport/types';
 import { AsmxError, Errors } from '../../basics/errors';
 import { exchangeOf, reportFault, reportRefusal } from '../../transport/exchange';
+import { callerOf } from '../../transport/context';
 import { ABSENT_CHAR, charFromSoapCode } from '../../contract/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../contract/operations';
-import type { Operation, Result } from '../../contract/types';
+import type { Caller, Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
 import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
 import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
+import { quickScan } from './quick-scan';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contract/soap-versions';
 
@@ -31,11 +33,19 @@ import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contr
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  caller: Caller;
   /** What the operation returned, when it did. */
   result?: Result;
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
   fault?: AsmxError;
   cause?: unknown;
+  /**
+   * The parameters were read and the call began: ASMX's WebServiceHandler.Invoke sets the answer's
+   * max-age=0 (PrepareContext) before the method runs, so a fault from then on (the operation's, or a
+   * mustUnderstand header, which WriteReturns checks after the method) carries it, and one from
+   * reading the parameters does not.
+   */
+  invoked?: boolean;
 }
 
 export interface SoapHandler {
@@ -76,12 +86,13 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const contentType = parseContentType(req.headers['content-type']);
     const soapAction = header(req, 'soapaction');
     const routeByAction = soap11 && soapAction !== undefined && (contentType.type === 'text/xml' || !soap12);
+    // SOAP 1.1 routing alone reads nothing before the SOAPAction header, and ASMX routes before it
+    // looks at the media type (SoapServerProtocol.Initialize: RouteRequest, then ContentType.IsSoap).
+    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
     if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
       // An unsupported media type is answered in the version a SOAPAction header suggests.
       return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12, `Content-Type ${contentType.type || '(none)'} is not SOAP`);
     }
-    // SOAP 1.1 routing alone reads nothing before the SOAPAction header.
-    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
@@ -99,7 +110,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.type, contentType.charset);
     // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
     if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
-    const scanned = scanEnvelope(decoded.text, opts.xmlLimits);
+    const scanned = quickScan(decoded.text, opts.xmlLimits) ?? scanEnvelope(decoded.text, opts.xmlLimits);
     if (!scanned.ok) {
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
@@ -123,13 +134,13 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     if (malformed !== undefined && bodyIs(scan, ns, op)) return sendEmpty(res, 400, version, `markup in parameter ${malformed.name}`);
 
     exchangeOf(res).operation = op.name;
-    const context: RequestContext = { scan };
+    const context: RequestContext = { scan, caller: callerOf(res) };
     const result = await servers[version.name].call(op, operationArguments(op, ns, scan), context);
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
     if (typeof result.body !== 'string' || !result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
-    return sendSoap(res, result.statusCode, version, result.body, 'private');
+    return sendSoap(res, result.statusCode, version, result.body, context.invoked === true ? 'private, max-age=0' : 'private');
   };
 
   return {
@@ -196,8 +207,9 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
       try {
         const values = readArguments(op, ns, args, context);
         // Headers are checked once parameters are read, before the operation runs.
+        context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
-        const result = await run(...values);
+        const result = await run(context.caller, ...values);
         context.result = result;
         return writer.soap(result);
       } catch (e) {
