@@ -15,6 +15,7 @@ const LAYERS = [
   ['pages', '^src/pages/'],
   ['shadow', '^src/shadow/'],
   ['app', '^src/app/'],
+  ['console', '^src/console/'],
   ['process', '^src/process/'],
   ['main', '^src/main\\.ts$'],
 ];

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { createCeilingServer, exchangeRaw, parseAnswer, rawRequest, requestKey } from '../scripts/bench/ceiling';
+import { answerEnd, createCeilingServer, exchangeRaw, parseAnswer, rawRequest, requestKey } from '../scripts/bench/ceiling';
 import { createStandIn } from '../scripts/bench/stand-in';
 import { WORKLOADS } from '../scripts/bench/workloads';
 import { createTestApp, type TestApp } from './helpers/app';
@@ -66,4 +66,16 @@ test.each(['token-soap11', 'token-get'])('%s: the stand-in replays the service b
   await until(3 * fromService.length);
   socket.destroy();
   expect(got).toBe(fromService.repeat(3));
+});
+
+/** The paced load and the stand-in find where an answer ends, by its Content-Length or its chunks. */
+test('an answer is framed by its Content-Length, or by its chunks to the last', () => {
+  const sized = Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1');
+  expect(answerEnd(sized)?.end).toBe(sized.length - 'HTTP/1.1'.length);
+  expect(answerEnd(sized.subarray(0, 40))).toBeNull();
+  const chunked = Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab\r\nc\r\n2;x=1\r\nde\r\n0\r\n\r\n');
+  const next = Buffer.concat([chunked, Buffer.from('HTTP/1.1 200 OK\r\n')]);
+  expect(answerEnd(next)).toEqual({ end: chunked.length, head: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked' });
+  // Every cut before its last byte is an answer not all come.
+  for (let cut = 0; cut < chunked.length; cut++) expect(answerEnd(chunked.subarray(0, cut))).toBeNull();
 });

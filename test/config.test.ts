@@ -89,6 +89,7 @@ test('the countries texted: SMS_ALLOWED_COUNTRIES, else the default region; a se
 test('shadow settings', () => {
   expect(loadConfig({ SHADOW_URL: 'http://legacy-host/StudentService/' }).shadow).toEqual({
     url: 'http://legacy-host/StudentService',
+    secondaryUrl: null,
     mode: 'service-first',
     concurrency: 4,
     sample: 1,
@@ -101,6 +102,7 @@ test('shadow settings', () => {
   expect(c.shadow).toMatchObject({ mode: 'legacy-first', sample: 0.25, include: new Set(['AuthCode']), log: null, queue: 0 });
   // The other settings are checked even while shadowing is off, so a typo shows before it is needed.
   expect(() => loadConfig({ SHADOW_SAMPLE: '2' })).toThrow(/^SHADOW_SAMPLE /);
+  expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://b/x/' }).shadow?.secondaryUrl).toBe('http://b/x');
 });
 
 test('limits are read from the environment', () => {
@@ -182,6 +184,9 @@ test.each([
   [{ SHADOW_TIMEOUT_MS: '0' }, /^SHADOW_TIMEOUT_MS /],
   [{ SHADOW_QUEUE: 'lots' }, /^SHADOW_QUEUE /],
   [{ SHADOW_INCLUDE: 'GetTokenDevice' }, /^SHADOW_INCLUDE may only name operations with effects \(AuthCode\)/],
+  [{ SHADOW_URL_SECONDARY: 'http://b/' }, /^SHADOW_URL_SECONDARY needs SHADOW_URL/],
+  [{ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'ftp://b/' }, /^SHADOW_URL_SECONDARY must be an http or https URL/],
+  [{ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://a' }, /^SHADOW_URL_SECONDARY must be another legacy site/],
 ])('%j is refused with a one-line message naming the variable', (env, message) => {
   expect(() => loadConfig(env)).toThrow(ConfigError);
   expect(() => loadConfig(env)).toThrow(message);

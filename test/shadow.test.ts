@@ -137,7 +137,7 @@ describe('service-first', () => {
     const legacy = await start();
     const log = logFile();
     const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_LOG: log });
-    const corpus = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'corpus.json'), 'utf8')) as Corpus;
+    const corpus = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'legacy', 'root-tempuri-all.json'), 'utf8')) as Corpus;
     // Every third case (routing, lenient parsing, faults, pages, encodings, methods), to stay quick.
     const cases = corpus.cases.filter((_c, i) => i % 3 === 0);
     const mayCopy = copyRule('', new Set());
@@ -198,6 +198,39 @@ describe('service-first', () => {
     ]);
     // One example per kind: whichever request showed it first.
     expect(format(summary)).toMatch(/ 2 {2}body text of \/string\n +e\.g\. (GET|POST) \/PushNotificationMobile\.asmx\/GetTokenDevice/);
+  });
+});
+
+describe('noise: a second legacy site (SHADOW_URL_SECONDARY)', () => {
+  /** The first legacy site's data with the device token changed again: the two legacy sites disagree on it, and only on it. */
+  function secondData(first: string): string {
+    const dir = path.join(tmp, 'second-data');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.copyFileSync(path.join(first, 'students.csv'), path.join(dir, 'students.csv'));
+    fs.writeFileSync(path.join(dir, 'devices.csv'), fs.readFileSync(path.join(first, 'devices.csv'), 'utf8').replace('fcm:changed-1001', 'fcm:second-1001'));
+    return dir;
+  }
+
+  test('a difference the two legacy answers also show is noise; one they agree on is real', async () => {
+    const first = otherData();
+    const legacy = await start({}, first);
+    const second = await start({}, secondData(first));
+    const log = logFile();
+    const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_URL_SECONDARY: `${second.base}/`, SHADOW_LOG: log });
+    const school = soap11('/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>');
+    const before = await outcomes(true);
+    for (const c of [TOKEN_1001[1], school, UNCHANGED[0]]) await ask(ours.base, c, false);
+    // The token differs between the legacy sites too (noise); the name is the same on both (real).
+    expect(await settled(before, 3, true)).toEqual({
+      'GetTokenDevice httpget noise': 1,
+      'GetStudentSchool soap11 difference': 1,
+      'GetTokenDevice httpget match': 1,
+    });
+    const lines = await logLines(log, 2);
+    expect(lines.map((l) => [l.operation, l.noise]).sort()).toEqual([
+      ['GetStudentSchool', false],
+      ['GetTokenDevice', true],
+    ]);
   });
 });
 

@@ -32,13 +32,29 @@ export function rawRequest(port: number, r: BenchRequest): Buffer {
 }
 
 /**
- * Where the first answer in `got` ends, framed by its Content-Length (none: at its head's end), with
- * its head; null while it has not all come.
+ * Where the first answer (or request) in `got` ends, framed by its Content-Length, or its chunks
+ * when it has Transfer-Encoding: chunked (node-soap + Express answer so), or else at its head's end;
+ * with its head; null while it has not all come.
  */
 export function answerEnd(got: Buffer): { end: number; head: string } | null {
   const headEnd = got.indexOf('\r\n\r\n');
   if (headEnd === -1) return null;
   const head = got.subarray(0, headEnd).toString('latin1');
+  if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+    // Each chunk: its size in hex (and extensions) on a line, the data, CRLF; a size of 0 and the trailer's empty line end it.
+    for (let at = headEnd + 4; ; ) {
+      const lineEnd = got.indexOf('\r\n', at);
+      if (lineEnd === -1) return null;
+      const size = parseInt(got.toString('latin1', at, lineEnd), 16);
+      if (Number.isNaN(size)) throw new Error('a chunked answer with a bad chunk size');
+      if (size === 0) {
+        const end = got.indexOf('\r\n\r\n', lineEnd);
+        return end === -1 ? null : { end: end + 4, head };
+      }
+      at = lineEnd + 2 + size + 2;
+      if (got.length < at) return null;
+    }
+  }
   const end = headEnd + 4 + Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
   return got.length < end ? null : { end, head };
 }
@@ -82,11 +98,13 @@ export async function recordAnswer(port: number, r: BenchRequest): Promise<Recor
 
 export function createCeilingServer(answers: readonly RecordedAnswer[]): http.Server {
   const byKey = new Map(answers.map((a) => [a.key, { ...a, bytes: Buffer.from(a.body, 'latin1'), flat: a.headers.flat() }]));
+  // A request recorded with another body on the same path (AuthCode: a new code each request) gets that one's answer.
+  const byPath = new Map([...byKey].map(([key, a]) => [key.slice(0, key.indexOf('\n')), a]));
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const a = byKey.get(requestKey(req.method ?? '', req.url ?? '', Buffer.concat(chunks).toString()));
+      const a = byKey.get(requestKey(req.method ?? '', req.url ?? '', Buffer.concat(chunks).toString())) ?? byPath.get(`${req.method} ${req.url}`);
       if (a === undefined) {
         res.writeHead(404).end();
         return;

@@ -4,13 +4,14 @@ import * as vl from 'vega-lite';
 export interface ChartRow {
   workload: string;
   target: string;
-  rps: number;
+  /** CPU µs per request. */
+  us: number;
 }
 
 /**
- * Requests per second per workload and target, as a Vega-Lite spec rendered headless to SVG (no
+ * CPU time per request per workload and target, as a Vega-Lite spec rendered headless to SVG (no
  * browser, no canvas: vega's SVG renderer with estimated text widths). A log scale, since a
- * 5,000-student roster is hundreds of times slower than a token.
+ * 5,000-student roster costs hundreds of times what a token does.
  */
 export async function renderChart(rows: readonly ChartRow[], title: string): Promise<string> {
   const spec: vl.TopLevelSpec = {
@@ -21,8 +22,8 @@ export async function renderChart(rows: readonly ChartRow[], title: string): Pro
     spec: {
       width: 420,
       layer: [
-        { mark: 'bar', encoding: { y: { field: 'target', type: 'nominal', sort: null, axis: null }, x: { field: 'rps', type: 'quantitative', scale: { type: 'log' }, title: 'requests per second (log scale)' }, color: { field: 'target', type: 'nominal', sort: null, title: null } } },
-        { mark: { type: 'text', align: 'left', dx: 3 }, encoding: { y: { field: 'target', type: 'nominal', sort: null }, x: { field: 'rps', type: 'quantitative' }, text: { field: 'rps', type: 'quantitative', format: ',.0f' } } },
+        { mark: 'bar', encoding: { y: { field: 'target', type: 'nominal', sort: null, axis: null }, x: { field: 'us', type: 'quantitative', scale: { type: 'log' }, title: 'CPU µs per request (log scale; shorter is better)' }, color: { field: 'target', type: 'nominal', sort: null, title: null } } },
+        { mark: { type: 'text', align: 'left', dx: 3 }, encoding: { y: { field: 'target', type: 'nominal', sort: null }, x: { field: 'us', type: 'quantitative' }, text: { field: 'us', type: 'quantitative', format: ',.0f' } } },
       ],
     },
     config: { legend: { orient: 'top' } },

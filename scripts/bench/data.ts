@@ -34,25 +34,29 @@ export function writeCsv(dir: string): { students: string; devices: string } {
   return { students, devices };
 }
 
-/** Loads the data set with the project's own import command, into the store `env` names. */
-async function importInto(env: Record<string, string>, files: { students: string; devices: string }): Promise<void> {
-  await promisify(execFile)(process.execPath, [path.join(buildRoot, 'scripts/import.js'), '--students', files.students, '--devices', files.devices], {
+/** Loads the data set with the import command of the build `root`, into the store `env` names. */
+async function importInto(env: Record<string, string>, files: { students: string; devices: string }, root: string): Promise<void> {
+  await promisify(execFile)(process.execPath, [path.join(root, 'scripts/import.js'), '--students', files.students, '--devices', files.devices], {
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
   });
 }
 
-export async function sqliteStore(dir: string, files: { students: string; devices: string }): Promise<BenchStore> {
+/**
+ * `root`: the build whose import command loads the data (and whose migrations make the schema): each
+ * build compared (compare.ts) has a store of its own, `name` telling them apart.
+ */
+export async function sqliteStore(dir: string, files: { students: string; devices: string }, root = buildRoot, name = 'bench'): Promise<BenchStore> {
   // DATABASE_URL empty, not inherited: it would take precedence over the file.
-  const env = { SQLITE_PATH: path.join(dir, 'bench.db'), DATABASE_URL: '' };
-  await importInto(env, files);
+  const env = { SQLITE_PATH: path.join(dir, `${name}.db`), DATABASE_URL: '' };
+  await importInto(env, files, root);
   // Copied now, while no process has the file open: the import closed it, its log checkpointed into it.
-  const copy = { ...env, SQLITE_PATH: path.join(dir, 'bench-separate.db') };
+  const copy = { ...env, SQLITE_PATH: path.join(dir, `${name}-separate.db`) };
   fs.copyFileSync(env.SQLITE_PATH, copy.SQLITE_PATH);
   return { name: 'SQLite', env, separate: () => copy, drop: async () => undefined };
 }
 
-export async function postgresStore(databaseUrl: string, files: { students: string; devices: string }): Promise<BenchStore> {
-  const schema = `bench_${process.pid}_${Date.now()}`;
+export async function postgresStore(databaseUrl: string, files: { students: string; devices: string }, root = buildRoot, name = 'bench'): Promise<BenchStore> {
+  const schema = `${name}_${process.pid}_${Date.now()}`;
   const admin = async (sql: string) => {
     const c = new Client({ connectionString: databaseUrl });
     await c.connect();
@@ -67,7 +71,7 @@ export async function postgresStore(databaseUrl: string, files: { students: stri
   url.searchParams.set('options', `-c search_path=${schema}`);
   const env = { DATABASE_URL: url.toString() };
   try {
-    await importInto(env, files);
+    await importInto(env, files, root);
   } catch (e) {
     await admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     throw e;

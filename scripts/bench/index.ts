@@ -1,17 +1,22 @@
 /**
  * `npm run bench`: the service side by side with the ceiling (plain node http answering the same
  * bytes) and node-soap as published, on the same machine, rounds alternating between targets so
- * that the machine's drift falls on all of them alike. Prints a table per workload and writes
- * docs/bench/bench.json and docs/bench/bench.svg (the README's chart).
+ * that the machine's drift falls on all of them alike. Per workload, req/s, latency and peak RSS at
+ * saturation (autocannon, 16 connections), then CPU time per request under a paced load (cpu-table.ts),
+ * and the targets of issue 24 judged on it (judge.ts). Writes bench.json and bench.svg (CPU per
+ * request) to a directory of its own, or with --publish to docs/bench/ (the README's chart).
  *
  *   npm run bench                        every workload, SQLite (+ PostgreSQL when DATABASE_URL is set), 1 and 2 workers
- *   npm run bench -- --quick             three workloads, one round of 2 s, SQLite with one worker
- *   npm run bench -- --rounds 5 --seconds 5 --only token-soap11,school500-get --out DIR
- *   npm run bench -- --shadow-only       only shadowing's cost to clients (issue 11), on the three quick workloads
+ *   npm run bench -- --publish           the same, its results written to docs/bench/
+ *   npm run bench -- --quick             three workloads, one round of each kind, SQLite with one worker
+ *   npm run bench -- --rounds 3 --cpu-rounds 5 --only token-soap11,school500-get --out DIR
+ *   npm run bench -- --shadow-only       only shadowing's cost (issues 11 and 24), on a small call and a roster
  *   npm run bench -- --shadow-aa         the same with shadowing off in both twins: the comparison's own noise
+ *   npm run bench -- --compare main --only token-soap11 [--store postgres]
+ *                                        this build against another (a git ref, a checkout or a build) by CPU per request (compare.ts)
  *
  * Only the ratios within one run mean anything: on a shared 2-core machine the ceiling itself moves
- * by a factor of two from run to run.
+ * by a factor of two from run to run, and CPU per request by some 10%.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,58 +27,13 @@ import { type BenchStore, postgresStore, sqliteStore, writeCsv } from './data';
 import { drive, type Measured, median } from './load';
 import { canIdle, freePort, type Started, startNode, startService, stop, watchRss } from './processes';
 import { checkTargets, type Row, printTable } from './report';
+import { compare } from './compare';
+import { type CpuRow, type CpuTarget, measureCpu, printCpuTable } from './cpu-table';
+import { judgeCpu } from './judge';
+import { parseArgs } from './options';
 import { checkShadow, measureShadow, printShadow, type ShadowRow, type StartTwins } from './shadow';
-import { QUICK, WORKLOADS } from './workloads';
+import { BENCH_SERVICE_ENV, freshRequests, QUICK, SHADOWED, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
-
-interface Options {
-  quick: boolean;
-  shadowOnly: boolean;
-  /** Shadowing off in the twin too (A/A): what the comparison shows when there is nothing to find. */
-  shadowAa: boolean;
-  rounds: number;
-  seconds: number;
-  connections: number;
-  only: string[] | null;
-  out: string;
-}
-
-function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 3, seconds: 4, connections: 16, only: null, out: 'docs/bench' };
-  for (let i = 0; i < argv.length; i++) {
-    const value = () => argv[++i] ?? '';
-    switch (argv[i]) {
-      case '--quick':
-        Object.assign(o, { quick: true, rounds: 1, seconds: 2 });
-        break;
-      case '--rounds':
-        o.rounds = Number(value());
-        break;
-      case '--seconds':
-        o.seconds = Number(value());
-        break;
-      case '--connections':
-        o.connections = Number(value());
-        break;
-      case '--shadow-only':
-        o.shadowOnly = true;
-        break;
-      case '--shadow-aa':
-        Object.assign(o, { shadowOnly: true, shadowAa: true });
-        break;
-      case '--only':
-        o.only = value().split(',');
-        break;
-      case '--out':
-        o.out = value();
-        break;
-      default:
-        throw new Error(`unknown option ${argv[i]}`);
-    }
-  }
-  if (![o.rounds, o.seconds, o.connections].every((n) => Number.isInteger(n) && n > 0)) throw new Error('--rounds, --seconds and --connections take positive integers');
-  return o;
-}
 
 /** One service configuration under test. */
 interface Variant {
@@ -91,6 +51,7 @@ interface Target {
 
 export async function main(argv: readonly string[]): Promise<number> {
   const o = parseArgs(argv);
+  if (o.compare !== null) return compare({ other: o.compare, only: o.only, store: o.store, rounds: o.rounds, seconds: o.seconds, rate: o.pacedRate });
   const workloads = WORKLOADS.filter((w) => (o.only ?? (o.quick ? QUICK : null))?.includes(w.id) ?? true);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-'));
   const started: Started[] = [];
@@ -104,7 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
 
     // As deployed: request logs at info (to a file), metrics on, no admin listener to keep ports few.
-    const serviceEnv = async (v: Variant, storeEnv = v.store.env) => ({ ...storeEnv, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' });
+    const serviceEnv = async (v: Variant, storeEnv = v.store.env) => ({ ...BENCH_SERVICE_ENV, ...storeEnv, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' });
     const targets: Target[] = [];
     for (const v of variants) {
       const p = await startService(v.label, await serviceEnv(v));
@@ -124,19 +85,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     started.push(nodeSoap);
     targets.push({ label: 'node-soap + Express', kind: 'node-soap', process: nodeSoap });
 
-    process.stdout.write(`${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}; ${o.rounds} rounds of ${o.seconds} s, ${o.connections} connections, autocannon\n`);
+    process.stdout.write(
+      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}; req/s: ${o.rounds} rounds of ${o.seconds} s, ${o.connections} connections, autocannon; CPU: ${o.cpuRounds} rounds of ${o.cpuSeconds} s, paced, 4 connections\n`,
+    );
     const rows: Row[] = [];
+    const cpuRows: CpuRow[] = [];
     for (const [i, w] of o.shadowOnly ? [] : workloads.entries()) {
       const status = answers[i].status;
       const mine = targets.filter((t) => t.kind !== 'node-soap' || w.nodeSoap);
       const samples = new Map<Target, Measured[]>(mine.map((t) => [t, []]));
       const peaks = new Map<Target, number>();
       // One short unrecorded pass warms each target's code paths and caches.
-      for (const t of mine) await drive(t.process.port, [w.request], null, { connections: o.connections, seconds: 1 });
+      const fresh = freshRequests(w);
+      for (const t of mine) await drive(t.process.port, [w.request], null, { connections: o.connections, seconds: 1 }, fresh);
       for (let round = 0; round < o.rounds; round++) {
         for (const t of mine) {
           const peak = watchRss(t.process.child.pid!);
-          samples.get(t)!.push(await drive(t.process.port, [w.request], t.kind === 'node-soap' ? null : status, o));
+          samples.get(t)!.push(await drive(t.process.port, [w.request], t.kind === 'node-soap' ? null : status, { connections: o.connections, seconds: o.seconds }, fresh));
           peaks.set(t, Math.max(peaks.get(t) ?? 0, peak()));
         }
       }
@@ -156,10 +121,17 @@ export async function main(argv: readonly string[]): Promise<number> {
         });
       }
       printTable(w, rows.filter((r) => r.workload === w.id));
+      // CPU per request: one worker of each store, the ceiling, node-soap.
+      const cpuTargets: CpuTarget[] = mine
+        .filter((t) => t.kind !== 'service' || t.variant?.env.WORKERS === '1')
+        .map((t) => ({ label: t.label, kind: t.kind, store: t.variant?.store.name, process: t.process, status: t.kind === 'node-soap' ? 200 : status, max: rows.find((r) => r.workload === w.id && r.target === t.label)!.rps }));
+      const measured = await measureCpu(w, cpuTargets, { rounds: o.cpuRounds, seconds: o.cpuSeconds });
+      cpuRows.push(...measured);
+      printCpuTable(w, measured);
     }
 
     // Twins of the first variant, shadowing off and on, the copies going to a stand-in legacy host at idle priority.
-    const shadowed = workloads.filter((w) => QUICK.includes(w.id));
+    const shadowed = workloads.filter((w) => SHADOWED.includes(w.id));
     let shadowRows: ShadowRow[] = [];
     if (shadowed.length > 0) {
       const legacy = await startNode('stand-in legacy host', 'scripts/bench/stand-in.js', [answersFile], { PORT: String(await freePort()) }, [], true);
@@ -181,26 +153,32 @@ export async function main(argv: readonly string[]): Promise<number> {
         const off = await startOff();
         return { off, on: await startOn(), onAdmin };
       };
-      shadowRows = await measureShadow(startTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), o);
+      shadowRows = await measureShadow(startTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), { connections: o.connections, seconds: o.seconds, rounds: o.rounds });
       if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');
       printShadow(shadowRows);
     }
 
+    const oneWorker = variants.filter((v) => v.env.WORKERS === '1').map((v) => ({ name: v.store.name, label: v.label }));
+    const cpuVerdicts = o.shadowAa ? [] : judgeCpu(workloads, cpuRows, rows, oneWorker, shadowRows);
     const verdicts = [...checkTargets(workloads, rows, variants[0]?.label ?? ''), ...checkShadow(shadowRows, o.shadowAa)];
-    for (const v of verdicts) process.stdout.write(`${v.ok ? 'PASS' : 'MISS'}  ${v.target}: ${v.measured}\n`);
+    const say = (title: string, vs: typeof verdicts) => {
+      if (vs.length > 0) process.stdout.write(`\n${title}\n${vs.map((v) => `${v.ok ? 'HOLDS' : 'MISS '}  ${v.target}: ${v.measured}`).join('\n')}\n`);
+    };
+    say('Issue 24, on CPU time per request:', cpuVerdicts);
+    say('Issues 9 and 11, on req/s, p99 and RSS:', verdicts);
     fs.mkdirSync(o.out, { recursive: true });
-    const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, ...o };
-    const failed = rows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
+    const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg(), ...o };
+    const failed = rows.some((r) => r.errors > 0) || cpuRows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
     if (o.shadowOnly) {
       const file = path.join(o.out, o.shadowAa ? 'shadow-aa.json' : 'shadow.json');
-      fs.writeFileSync(file, `${JSON.stringify({ meta, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
+      fs.writeFileSync(file, `${JSON.stringify({ meta, shadow: shadowRows, targets: [...cpuVerdicts, ...verdicts] }, null, 2)}\n`);
       process.stdout.write(`wrote ${file}\n`);
       return failed ? 1 : 0;
     }
-    fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, shadow: shadowRows, targets: verdicts }, null, 2)}\n`);
+    fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, cpu: cpuRows, shadow: shadowRows, targets: [...cpuVerdicts, ...verdicts] }, null, 2)}\n`);
     const svg = await renderChart(
-      rows.map((r) => ({ workload: r.title, target: r.target, rps: Math.max(1, r.rps) })),
-      `Requests per second, ${o.connections} connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
+      cpuRows.map((r) => ({ workload: r.title, target: r.target, us: Math.max(1, r.us) })),
+      `CPU time per request, paced, 4 connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
     );
     fs.writeFileSync(path.join(o.out, 'bench.svg'), svg);
     process.stdout.write(`wrote ${path.join(o.out, 'bench.json')} and ${path.join(o.out, 'bench.svg')}\n`);

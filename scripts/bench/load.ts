@@ -23,8 +23,11 @@ export const percentile = (sorted: ArrayLike<number>, share: number) => (sorted.
 /** The middle value: a round's odd stall moves it little. */
 export const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Drives one target with autocannon (keep-alive connections, one request in flight on each). */
-export async function drive(port: number, requests: readonly BenchRequest[], expectStatus: number | null, o: LoadOptions): Promise<Measured> {
+/**
+ * Drives one target with autocannon (keep-alive connections, one request in flight on each).
+ * `fresh`: each request made anew by it (every connection would otherwise send the same sequence).
+ */
+export async function drive(port: number, requests: readonly BenchRequest[], expectStatus: number | null, o: LoadOptions, fresh?: () => BenchRequest): Promise<Measured> {
   const times: number[] = [];
   const run = autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -32,7 +35,10 @@ export async function drive(port: number, requests: readonly BenchRequest[], exp
     duration: o.seconds,
     overallRate: o.rate,
     timeout: 30,
-    requests: requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, body: r.body })),
+    requests:
+      fresh === undefined
+        ? requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, body: r.body }))
+        : [{ setupRequest: (r: object) => ({ ...r, ...fresh() }) }],
   });
   // Each answer's time as autocannon measured it (hrtime, in ms with a fraction).
   (run as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => times.push(ms));

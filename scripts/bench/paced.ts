@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { answerEnd, rawRequest } from './ceiling';
+import { treeCpuSeconds } from './cpu';
 import { type Measured, percentile } from './load';
 import type { BenchRequest } from './workloads';
 
@@ -10,6 +11,11 @@ export interface PacedOptions {
   seconds: number;
   /** Keep-alive connections to spread them over: enough that one is nearly always free. */
   connections: number;
+  /**
+   * A process whose tree's CPU time is read (cpu.ts) just before the first request goes out and just
+   * after the last answer: the server's CPU per request, without the load generator's start and end.
+   */
+  cpuOf?: number;
 }
 
 export interface Paced extends Measured {
@@ -17,6 +23,10 @@ export interface Paced extends Measured {
   waited: number;
   /** Every answer's latency in ms, sorted (to pool rounds). */
   samples: number[];
+  /** Requests answered. */
+  answered: number;
+  /** CPU seconds `cpuOf`'s tree used over the run (0 when no cpuOf). */
+  cpuSeconds: number;
 }
 
 interface Connection {
@@ -40,7 +50,7 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
  * pauses of up to 5 ms were timed as the service's, a few in every round, and moved the p99 by more
  * than the differences being measured.
  */
-export async function pace(port: number, request: BenchRequest, expectStatus: number, o: PacedOptions): Promise<Paced> {
+export async function pace(port: number, request: BenchRequest | readonly BenchRequest[], expectStatus: number, o: PacedOptions): Promise<Paced> {
   const child = fork(__filename, [], { execArgv: ['--min-semi-space-size=64', '--max-semi-space-size=64'], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const result = new Promise<Paced>((resolve, reject) => {
     child.once('message', (m: Omit<Paced, 'samples'> & { samples: Float64Array }) => resolve({ ...m, samples: Array.from(m.samples) }));
@@ -51,13 +61,18 @@ export async function pace(port: number, request: BenchRequest, expectStatus: nu
 }
 
 if (require.main === module) {
-  process.once('message', ({ port, request, expectStatus, o }: { port: number; request: BenchRequest; expectStatus: number; o: PacedOptions }) =>
+  process.once('message', ({ port, request, expectStatus, o }: { port: number; request: BenchRequest | BenchRequest[]; expectStatus: number; o: PacedOptions }) =>
     void run(port, request, expectStatus, o).then((result) => process.send?.(result, () => process.exit(0))),
   );
 }
 
-async function run(port: number, request: BenchRequest, expectStatus: number, o: PacedOptions): Promise<Omit<Paced, 'samples'> & { samples: Float64Array }> {
-  const bytes = rawRequest(port, request);
+/**
+ * `request`: one request sent again and again, or several sent in turn (AuthCode: a request repeated
+ * within two minutes is refused as a duplicate, which costs less than one queued).
+ */
+async function run(port: number, request: BenchRequest | BenchRequest[], expectStatus: number, o: PacedOptions): Promise<Omit<Paced, 'samples'> & { samples: Float64Array }> {
+  const requests = (Array.isArray(request) ? request : [request]).map((r) => rawRequest(port, r));
+  let next = 0;
   const total = Math.round(o.rate * o.seconds);
   // Allocated once: the run itself allocates little more than node's reads.
   const times = new Float64Array(total);
@@ -71,7 +86,7 @@ async function run(port: number, request: BenchRequest, expectStatus: number, o:
   const send = (c: Connection) => {
     c.busy = true;
     c.sentAt = now();
-    c.socket.write(bytes);
+    c.socket.write(requests[next++ % requests.length]);
   };
   const onAnswer = (c: Connection, status: number) => {
     times[answered++] = now() - c.sentAt;
@@ -106,6 +121,7 @@ async function run(port: number, request: BenchRequest, expectStatus: number, o:
 
   const all = await Promise.all(Array.from({ length: o.connections }, connect));
   free.push(...all);
+  const cpuBefore = o.cpuOf === undefined ? 0 : treeCpuSeconds(o.cpuOf);
   const start = now();
   let sent = 0;
   await new Promise<void>((resolve) => {
@@ -127,10 +143,12 @@ async function run(port: number, request: BenchRequest, expectStatus: number, o:
   // The last answers, then the connections closed.
   const deadline = now() + 30_000;
   while (all.some((c) => c.busy && !c.socket.destroyed) && now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  const cpuSeconds = o.cpuOf === undefined ? 0 : treeCpuSeconds(o.cpuOf) - cpuBefore;
+  const elapsed = (now() - start) / 1000;
   for (const c of all) {
     if (c.busy) errors++;
     c.socket.destroy();
   }
   const samples = times.subarray(0, answered).sort();
-  return { rps: answered / ((now() - start) / 1000), p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), errors, waited, samples };
+  return { rps: answered / elapsed, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), errors, waited, samples, answered, cpuSeconds };
 }

@@ -35,21 +35,24 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The V8 options the service is deployed with: those of `npm start` in package.json (the systemd unit
- * and IIS's web.config give the same). Without them the bench measured a service with a young
- * generation up to eight times larger than the one deployed.
+ * The V8 options the service is deployed with: those of `npm start` in the package.json of the
+ * project `root` was built from (the systemd unit and IIS's web.config give the same). Without them
+ * the bench measured a service with a young generation up to eight times larger than the one deployed.
  */
-const SERVICE_NODE_ARGS: readonly string[] = (() => {
-  // The project's root: above the build (.dev-build/) when built, buildRoot itself when run from the sources.
-  const root = fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot);
-  const start: string = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+function serviceNodeArgs(root: string): string[] {
+  // The project's root: above the build (.dev-build/) when built, the root itself when run from the sources.
+  const project = fs.existsSync(path.join(root, 'package.json')) ? root : path.dirname(root);
+  const start: string = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')).scripts.start;
   const words = start.split(/\s+/);
   return words.slice(words.indexOf('node') + 1, words.indexOf('dist/src/main.js'));
-})();
+}
 
-/** Starts the service (or a script that loads it) as it is deployed: with SERVICE_NODE_ARGS, then `nodeArgs`. */
-export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = [], script = 'src/main.js'): Promise<Started> {
-  return startNode(name, script, [], env, [...SERVICE_NODE_ARGS, ...nodeArgs]);
+/**
+ * Starts the service (or a script that loads it) as it is deployed: with its project's start options,
+ * then `nodeArgs`. `root`: the build to run, this one unless another is compared (compare.ts).
+ */
+export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = [], script = 'src/main.js', root = buildRoot): Promise<Started> {
+  return startNode(name, path.resolve(root, script), [], env, [...serviceNodeArgs(root), ...nodeArgs]);
 }
 
 /** A stand-in for a host of its own starts at the lowest priority, as the service's shadow copier does; whether that is SCHED_IDLE here. */
@@ -66,7 +69,7 @@ export async function startNode(name: string, script: string, args: readonly str
   // waiting on this process (busy driving the load) to read a pipe.
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-log-')), `${name.replace(/\W+/g, '-')}.log`);
   const log = fs.openSync(logFile, 'w');
-  const command = [process.execPath, ...nodeArgs, path.join(buildRoot, script), ...args];
+  const command = [process.execPath, ...nodeArgs, path.resolve(buildRoot, script), ...args];
   if (idle) command.unshift(...idlePrefix);
   const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env },

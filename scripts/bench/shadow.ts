@@ -49,6 +49,8 @@ export interface Side {
   /** Each round's p99, in the order run: whether the rounds scatter or the two services differ throughout. */
   roundP99s: number[];
   errors: number;
+  /** CPU µs per request of the service's process tree (its shadow copier included), median of the paced rounds; 0 at saturation. */
+  cpuUs: number;
 }
 
 export interface ShadowRow {
@@ -91,6 +93,7 @@ function side(ms: Array<Measured | Paced>): Side {
     pooledP99: all.length > 0 ? percentile(all, 0.99) : median(ms.map((m) => m.p99)),
     roundP99s: ms.map((m) => Math.round(m.p99 * 1000) / 1000),
     errors: ms.reduce((n, m) => n + m.errors, 0),
+    cpuUs: ms.every((m) => 'answered' in m && m.answered > 0) ? median(ms.map((m) => (1e6 * (m as Paced).cpuSeconds) / (m as Paced).answered)) : 0,
   };
 }
 
@@ -174,7 +177,7 @@ export async function measureShadow(startTwins: StartTwins, workloads: readonly 
           const rate = rateOf(level.load);
           const g = gathered.get(level.load) ?? { off: [], on: [], copies: {} };
           gathered.set(level.load, g);
-          await addRounds(t, level.rounds, g, (p) => (rate === null ? saturate(p) : alone(p, otherOf(p), () => pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64 }))));
+          await addRounds(t, level.rounds, g, (p) => (rate === null ? saturate(p) : alone(p, otherOf(p), () => pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64, cpuOf: p.child.pid }))));
         }
       } finally {
         await stop(t.off);
@@ -193,12 +196,14 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFracti
 const loadName = (r: ShadowRow) => (r.load === 'saturated' ? 'saturated' : `${r.load * 100}% (${fmt(r.rate ?? 0)} req/s)`);
 
 export function printShadow(rows: readonly ShadowRow[]): void {
-  const lines = [['Shadowing off / on', 'load', 'req/s', 'p50 ms', 'p99 ms (median of rounds)', 'on/off', 'p99 ms (all answers)', 'copies (on)']];
+  const lines = [['Shadowing off / on', 'load', 'req/s', 'CPU us/req', 'on/off', 'p50 ms', 'p99 ms (median of rounds)', 'on/off', 'p99 ms (all answers)', 'copies (on)']];
   for (const r of rows) {
     lines.push([
       `  ${r.title}`,
       loadName(r),
       `${fmt(r.off.rps)} / ${fmt(r.on.rps)}`,
+      r.off.cpuUs > 0 ? `${fmt(r.off.cpuUs)} / ${fmt(r.on.cpuUs)}` : '-',
+      r.off.cpuUs > 0 ? `${fmt((100 * r.on.cpuUs) / r.off.cpuUs, 0)}%` : '-',
       `${fmt(r.off.p50, 2)} / ${fmt(r.on.p50, 2)}`,
       `${fmt(r.off.p99, 2)} / ${fmt(r.on.p99, 2)}`,
       `${fmt((100 * r.on.p99) / r.off.p99, 0)}%`,

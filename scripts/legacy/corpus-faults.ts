@@ -58,10 +58,10 @@ export function faults(c: Corpus): void {
   const { school } = OP;
   const malformed: Array<[string, string]> = [
     ['not-xml', 'this is not xml'],
-    ['truncated', envelope(11, tokOp).slice(0, 180)],
+    ['truncated', envelope(11, tokOp()).slice(0, 180)],
     ['unclosed-root', '<a'],
     ['mismatched-tags', `${DECL}<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body>${tokEl('<id>dev-1001</idx>')}</soap:Body></soap:Envelope>`],
-    ['junk-after-root', `${envelope(11, tokOp)}<more/>`],
+    ['junk-after-root', `${envelope(11, tokOp())}<more/>`],
     ['unbound-prefix', `${DECL}<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body><x:GetTokenDevice><x:id>1</x:id></x:GetTokenDevice></soap:Body></soap:Envelope>`],
     ['control-char-ref', envelope(11, tokEl('<id>dev&#1;</id>'))],
     ['undefined-entity', envelope(11, tokEl('<id>&nbsp;</id>'))],
@@ -81,24 +81,24 @@ export function faults(c: Corpus): void {
     c.soap11(`fault/no-action/${label}`, PUSH, body11, null);
     c.soap12(`fault/soap12/${label}`, PUSH, body12);
   }
-  const doctype = (v: 11 | 12) => `${DECL}<!DOCTYPE soap:Envelope [<!ELEMENT soap:Envelope ANY>]>${envelope(v, tokOp, { decl: '' })}`;
+  const doctype = (v: 11 | 12) => `${DECL}<!DOCTYPE soap:Envelope [<!ELEMENT soap:Envelope ANY>]>${envelope(v, tokOp(), { decl: '' })}`;
   const laughs = (v: 11 | 12) =>
     `${DECL}<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>` +
     envelope(v, tokEl('<id>&lol3;</id>'), { decl: '' });
   const xxe = (v: 11 | 12) => `${DECL}<!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>${envelope(v, tokEl('<id>&xxe;</id>'), { decl: '' })}`;
-  const xxeParam = (v: 11 | 12) => `${DECL}<!DOCTYPE foo [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>${envelope(v, tokOp, { decl: '' })}`;
+  const xxeParam = (v: 11 | 12) => `${DECL}<!DOCTYPE foo [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>${envelope(v, tokOp(), { decl: '' })}`;
   const structural: Array<[string, (v: 11 | 12) => string]> = [
     ['doctype', doctype],
     ['entity-expansion', laughs],
     ['external-entity', xxe],
     ['external-parameter-entity', xxeParam],
-    ['root-not-envelope', () => `${DECL}${tokOp}`],
-    ['root-envelope-wrong-ns', () => `${DECL}<soap:Envelope xmlns:soap="urn:not-soap"><soap:Body>${tokOp}</soap:Body></soap:Envelope>`],
+    ['root-not-envelope', () => `${DECL}${tokOp()}`],
+    ['root-envelope-wrong-ns', () => `${DECL}<soap:Envelope xmlns:soap="urn:not-soap"><soap:Body>${tokOp()}</soap:Body></soap:Envelope>`],
     ['envelope-without-body', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"></soap:Envelope>`],
     ['envelope-only-header', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"><soap:Header/></soap:Envelope>`],
     ['empty-body-element', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"><soap:Body /></soap:Envelope>`],
     ['empty-body-element-whitespace', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"><soap:Body>\n  </soap:Body></soap:Envelope>`],
-    ['body-outside-envelope-ns', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"><Body>${tokOp}</Body></soap:Envelope>`],
+    ['body-outside-envelope-ns', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"><Body>${tokOp()}</Body></soap:Envelope>`],
     ['body-text-only', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}"><soap:Body>hello</soap:Body></soap:Envelope>`],
   ];
   for (const [label, f] of structural) {

@@ -1,6 +1,6 @@
 import iconv from 'iconv-lite';
 import type { CaseKind } from '../../src/shadow/compare';
-import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, NS, PUSH, SCHOOL, SOAP12, action, envelope, op, opElement, servicePath, soapOp } from './corpus-kit';
+import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, AP, NS, actionUri, PUSH, SCHOOL, SOAP12, action, envelope, op, opElement, servicePath, soapOp } from './corpus-kit';
 
 const bytes = (text: string, encoding: string) => iconv.encode(text, encoding, { addBOM: false });
 const base64 = (...parts: Buffer[]) => Buffer.concat(parts).toString('base64');
@@ -89,20 +89,20 @@ export function fidelity(c: Corpus): void {
   // ---- SOAPAction (and SOAP 1.2's action) are URL-decoded before they are matched
   const tokBody11 = envelope(11, soapOp(token, ['dev-1001']));
   const escapedActions: Array<[string, string]> = [
-    ['percent-letter', `"${NS}Get%54okenDevice"`],
-    ['percent-lower-hex', `"${NS}Get%74okenDevice"`],
-    ['percent-all', `"${encodeURIComponent(`${NS}GetTokenDevice`)}"`],
-    ['percent-u', `"${NS}Get%u0054okenDevice"`],
-    ['plus', `"${NS}GetTokenDevice+"`],
-    ['percent-broken', `"${NS}GetTokenDevice%zz"`],
-    ['percent-invalid-utf8', `"${NS}GetTokenDevice%FF"`],
-    ['percent-arabic', `"${NS}${encodeURIComponent('جهاز')}"`],
-    ['percent-quote-inside', `%22${NS}GetTokenDevice%22`],
+    ['percent-letter', `"${AP}Get%54okenDevice"`],
+    ['percent-lower-hex', `"${AP}Get%74okenDevice"`],
+    ['percent-all', `"${encodeURIComponent(`${AP}GetTokenDevice`)}"`],
+    ['percent-u', `"${AP}Get%u0054okenDevice"`],
+    ['plus', `"${AP}GetTokenDevice+"`],
+    ['percent-broken', `"${AP}GetTokenDevice%zz"`],
+    ['percent-invalid-utf8', `"${AP}GetTokenDevice%FF"`],
+    ['percent-arabic', `"${AP}${encodeURIComponent('جهاز')}"`],
+    ['percent-quote-inside', `%22${AP}GetTokenDevice%22`],
   ];
   for (const [label, a] of escapedActions) c.soap11(`routing/soap11/action-${label}`, PUSH, tokBody11, a);
   const unknownBody12 = envelope(12, opElement('NoSuchOp', [['id', 'dev-1001']]));
-  c.soap12('routing/soap12/action-percent-escaped', PUSH, unknownBody12, `application/soap+xml; charset=utf-8; action="${NS}Get%54okenDevice"`);
-  c.soap12('routing/soap12/action-percent-unknown', PUSH, unknownBody12, `application/soap+xml; charset=utf-8; action="${NS}No%53uchOp"`);
+  c.soap12('routing/soap12/action-percent-escaped', PUSH, unknownBody12, `application/soap+xml; charset=utf-8; action="${AP}Get%54okenDevice"`);
+  c.soap12('routing/soap12/action-percent-unknown', PUSH, unknownBody12, `application/soap+xml; charset=utf-8; action="${AP}No%53uchOp"`);
 
   // ---- where the XML reader reports an error
   const positions: Array<[string, string]> = [

@@ -22,7 +22,32 @@ export interface Case {
   httpVersion?: '1.0';
 }
 
-export const NS = 'http://tempuri.org/';
+/** The namespace of the services' default setting (ASMX's `[WebService]` default). */
+export const TEMPURI = 'http://tempuri.org/';
+/**
+ * The service namespace the cases are being built for, and the SOAPAction prefix that goes with it:
+ * .NET's SoapReflector joins namespace and operation with a `/` unless the namespace ends in one
+ * (`http://host/path` gives `http://host/path/Op`, `urn:x` gives `urn:x/Op`). Both are set, for one
+ * build only, by withNamespace(); live bindings, so every corpus-*.ts reads the namespace in force.
+ */
+export let NS = TEMPURI;
+export let AP = TEMPURI;
+
+export function actionUri(name: string, ns = NS): string {
+  return ns.endsWith('/') ? `${ns}${name}` : `${ns}/${name}`;
+}
+
+/** Runs `build` with NS (and AP) set to `ns`, restoring the default afterwards. */
+export function withNamespace<T>(ns: string, build: () => T): T {
+  NS = ns;
+  AP = actionUri('', ns);
+  try {
+    return build();
+  } finally {
+    NS = TEMPURI;
+    AP = TEMPURI;
+  }
+}
 export const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 export const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
 export const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
@@ -104,7 +129,7 @@ export function soapOp(o: Op, values: Array<string | null>, nl = ''): string {
   );
 }
 
-export const action = (name: string) => `"${NS}${name}"`;
+export const action = (name: string) => `"${actionUri(name)}"`;
 
 export function form(pairs: Array<[string, string]>): string {
   return pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
@@ -180,4 +205,4 @@ export const TOKEN_OP = `${PUSH}/GetTokenDevice`;
 /** The operation elements most SOAP cases wrap, by their content. */
 export const tokEl = (inner: string) => `<GetTokenDevice xmlns="${NS}">${inner}</GetTokenDevice>`;
 export const schEl = (inner: string) => `<GetStudentSchool xmlns="${NS}">${inner}</GetStudentSchool>`;
-export const tokOp = soapOp(token, ['dev-1001']);
+export const tokOp = () => soapOp(token, ['dev-1001']);

@@ -1,4 +1,4 @@
-import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, NS, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, form, op, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
+import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, AP, NS, actionUri, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, form, op, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
 
 /**
  * How a SOAP request is routed (SOAPAction, the 1.2 action, the body element, the media type,
@@ -15,20 +15,20 @@ export function soapRouting(c: Corpus): void {
   const keyBody11 = envelope(11, soapOp(serverKey, []));
   const keyBody12 = envelope(12, soapOp(serverKey, []));
   const soapActions: Array<[string, string]> = [
-    ['unquoted', `${NS}GetTokenDevice`],
-    ['half-quoted-start', `"${NS}GetTokenDevice`],
-    ['half-quoted-end', `${NS}GetTokenDevice"`],
+    ['unquoted', `${AP}GetTokenDevice`],
+    ['half-quoted-start', `"${AP}GetTokenDevice`],
+    ['half-quoted-end', `${AP}GetTokenDevice"`],
     ['empty-quoted', '""'],
     ['empty', ''],
     ['unknown', action('NoSuchOp')],
     ['unknown-unquoted', 'urn:whatever'],
     ['wrong-case-op', action('gettokendevice')],
-    ['wrong-case-ns', `"HTTP://TEMPURI.ORG/GetTokenDevice"`],
+    ['wrong-case-ns', `"${actionUri('GetTokenDevice', NS.toUpperCase())}"`],
     ['other-namespace', '"http://example.org/GetTokenDevice"'],
     ['op-name-only', '"GetTokenDevice"'],
-    ['trailing-space-inside', `"${NS}GetTokenDevice "`],
-    ['spaces-around', `  "${NS}GetTokenDevice"  `],
-    ['single-quotes', `'${NS}GetTokenDevice'`],
+    ['trailing-space-inside', `"${AP}GetTokenDevice "`],
+    ['spaces-around', `  "${AP}GetTokenDevice"  `],
+    ['single-quotes', `'${AP}GetTokenDevice'`],
     ['other-service-op', action('AuthCode')],
   ];
   for (const [label, a] of soapActions) c.soap11(`routing/soap11/action-${label}`, PUSH, tokBody11, a);
@@ -54,16 +54,16 @@ export function soapRouting(c: Corpus): void {
   c.soap11('routing/soap11/as-form', PUSH, tokBody11, action('GetTokenDevice'), FORM);
 
   const ct12a = (a: string) => `application/soap+xml; charset=utf-8; action="${a}"`;
-  c.soap12('routing/soap12/action-known-body-known', PUSH, tokBody12, ct12a(`${NS}GetTokenDevice`));
-  c.soap12('routing/soap12/action-unquoted', PUSH, tokBody12, `application/soap+xml; charset=utf-8; action=${NS}GetTokenDevice`);
-  c.soap12('routing/soap12/action-only-param', PUSH, tokBody12, `application/soap+xml; action="${NS}GetTokenDevice"`);
-  c.soap12('routing/soap12/action-other-op-body-token', PUSH, tokBody12, ct12a(`${NS}GetServerKeyAndSender`));
-  c.soap12('routing/soap12/action-token-body-key', PUSH, keyBody12, ct12a(`${NS}GetTokenDevice`));
-  c.soap12('routing/soap12/action-unknown-body-known', PUSH, tokBody12, ct12a(`${NS}NoSuchOp`));
-  c.soap12('routing/soap12/action-unknown-body-unknown', PUSH, unknownBody12, ct12a(`${NS}NoSuchOp`));
-  c.soap12('routing/soap12/action-known-body-unknown', PUSH, unknownBody12, ct12a(`${NS}GetTokenDevice`));
+  c.soap12('routing/soap12/action-known-body-known', PUSH, tokBody12, ct12a(`${AP}GetTokenDevice`));
+  c.soap12('routing/soap12/action-unquoted', PUSH, tokBody12, `application/soap+xml; charset=utf-8; action=${AP}GetTokenDevice`);
+  c.soap12('routing/soap12/action-only-param', PUSH, tokBody12, `application/soap+xml; action="${AP}GetTokenDevice"`);
+  c.soap12('routing/soap12/action-other-op-body-token', PUSH, tokBody12, ct12a(`${AP}GetServerKeyAndSender`));
+  c.soap12('routing/soap12/action-token-body-key', PUSH, keyBody12, ct12a(`${AP}GetTokenDevice`));
+  c.soap12('routing/soap12/action-unknown-body-known', PUSH, tokBody12, ct12a(`${AP}NoSuchOp`));
+  c.soap12('routing/soap12/action-unknown-body-unknown', PUSH, unknownBody12, ct12a(`${AP}NoSuchOp`));
+  c.soap12('routing/soap12/action-known-body-unknown', PUSH, unknownBody12, ct12a(`${AP}GetTokenDevice`));
   c.soap12('routing/soap12/action-empty-body-unknown', PUSH, unknownBody12, ct12a(''));
-  c.soap12('routing/soap12/action-wrong-case-body-unknown', PUSH, unknownBody12, ct12a(`${NS}gettokendevice`));
+  c.soap12('routing/soap12/action-wrong-case-body-unknown', PUSH, unknownBody12, ct12a(`${AP}gettokendevice`));
   c.soap12('routing/soap12/no-action-body-unknown', PUSH, unknownBody12);
   c.soap12('routing/soap12/no-action-other-service-body', PUSH, envelope(12, soapOp(auth, ['1', '2'])));
   c.soap12('routing/soap12/body-in-wrong-ns', PUSH, envelope(12, `<GetTokenDevice xmlns="http://example.org/"><id>dev-1001</id></GetTokenDevice>`));
@@ -129,23 +129,23 @@ export function lenientParsing(c: Corpus): void {
     c.soap12(`lenient/soap12/${label}`, p, envelope(12, el));
   }
   const envVariants: Array<[string, (v: 11 | 12) => string]> = [
-    ['soap-header-empty', (v) => envelope(v, tokOp, { header: '<soap:Header />' })],
-    ['soap-header-content', (v) => envelope(v, tokOp, { header: `<soap:Header><h:Auth xmlns:h="urn:h"><h:user>u</h:user></h:Auth></soap:Header>` })],
-    ['soap-header-must-understand', (v) => envelope(v, tokOp, { header: `<soap:Header><h:Auth xmlns:h="urn:h" soap:mustUnderstand="${v === 11 ? '1' : 'true'}">x</h:Auth></soap:Header>` })],
+    ['soap-header-empty', (v) => envelope(v, tokOp(), { header: '<soap:Header />' })],
+    ['soap-header-content', (v) => envelope(v, tokOp(), { header: `<soap:Header><h:Auth xmlns:h="urn:h"><h:user>u</h:user></h:Auth></soap:Header>` })],
+    ['soap-header-must-understand', (v) => envelope(v, tokOp(), { header: `<soap:Header><h:Auth xmlns:h="urn:h" soap:mustUnderstand="${v === 11 ? '1' : 'true'}">x</h:Auth></soap:Header>` })],
     ['pretty-printed-lf', (v) => envelope(v, soapOp(token, ['dev-1001'], '\n'), { nl: '\n' })],
     ['pretty-printed-crlf', (v) => envelope(v, soapOp(token, ['dev-1001'], '\r\n'), { nl: '\r\n' })],
-    ['no-xml-declaration', (v) => envelope(v, tokOp, { decl: '' })],
-    ['declaration-no-encoding', (v) => envelope(v, tokOp, { decl: '<?xml version="1.0"?>' })],
-    ['declaration-utf8-upper', (v) => envelope(v, tokOp, { decl: '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' })],
-    ['declaration-iso-8859-1-ascii', (v) => envelope(v, tokOp, { decl: '<?xml version="1.0" encoding="iso-8859-1"?>' })],
-    ['bom', (v) => `\uFEFF${envelope(v, tokOp)}`],
-    ['bom-no-declaration', (v) => `\uFEFF${envelope(v, tokOp, { decl: '' })}`],
-    ['leading-whitespace', (v) => `\n  ${envelope(v, tokOp, { decl: '' })}`],
-    ['trailing-whitespace', (v) => `${envelope(v, tokOp)}\n\n  `],
-    ['trailing-comment', (v) => `${envelope(v, tokOp)}<!-- end -->`],
-    ['other-envelope-prefix', (v) => `${DECL}<s:Envelope xmlns:s="${v === 11 ? SOAP11 : SOAP12}"><s:Body>${tokOp}</s:Body></s:Envelope>`],
-    ['default-ns-envelope', (v) => `${DECL}<Envelope xmlns="${v === 11 ? SOAP11 : SOAP12}"><Body>${tokOp}</Body></Envelope>`],
-    ['envelope-attrs', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}" foo="bar"><soap:Body id="b">${tokOp}</soap:Body></soap:Envelope>`],
+    ['no-xml-declaration', (v) => envelope(v, tokOp(), { decl: '' })],
+    ['declaration-no-encoding', (v) => envelope(v, tokOp(), { decl: '<?xml version="1.0"?>' })],
+    ['declaration-utf8-upper', (v) => envelope(v, tokOp(), { decl: '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' })],
+    ['declaration-iso-8859-1-ascii', (v) => envelope(v, tokOp(), { decl: '<?xml version="1.0" encoding="iso-8859-1"?>' })],
+    ['bom', (v) => `\uFEFF${envelope(v, tokOp())}`],
+    ['bom-no-declaration', (v) => `\uFEFF${envelope(v, tokOp(), { decl: '' })}`],
+    ['leading-whitespace', (v) => `\n  ${envelope(v, tokOp(), { decl: '' })}`],
+    ['trailing-whitespace', (v) => `${envelope(v, tokOp())}\n\n  `],
+    ['trailing-comment', (v) => `${envelope(v, tokOp())}<!-- end -->`],
+    ['other-envelope-prefix', (v) => `${DECL}<s:Envelope xmlns:s="${v === 11 ? SOAP11 : SOAP12}"><s:Body>${tokOp()}</s:Body></s:Envelope>`],
+    ['default-ns-envelope', (v) => `${DECL}<Envelope xmlns="${v === 11 ? SOAP11 : SOAP12}"><Body>${tokOp()}</Body></Envelope>`],
+    ['envelope-attrs', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}" foo="bar"><soap:Body id="b">${tokOp()}</soap:Body></soap:Envelope>`],
     ['arabic-url-multiline', (v) => envelope(v, soapOp(school, [ARABIC_SCHOOL, '1'], '\n'), { nl: '\n' })],
   ];
   for (const [label, f] of envVariants) {

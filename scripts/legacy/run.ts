@@ -1,18 +1,15 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { type Answer, BASE_PLACEHOLDER, compareAnswers, placeholdBase } from '../../src/shadow/compare';
+import { type Answer, compareAnswers, placeholdBase } from '../../src/shadow/compare';
 import { ask } from './ask';
 import type { Case } from './corpus-kit';
 
 /**
- * Runs cases against the legacy host (or its recorded answers) and ours, records the legacy answers
- * as test/fixtures/corpus.json holds them, and reports every difference.
+ * Runs cases against the legacy host (or its recorded answers, scripts/legacy/recording.ts) and ours,
+ * and reports every difference.
  */
 
-/** A case with the legacy host's answer, as a recording holds it. */
-export interface Recorded extends Case {
-  legacy: { status: number; headers: { 'content-type'?: string; 'cache-control'?: string; 'content-length'?: string }; body: string };
-}
+import type { Recorded } from './recording';
+
+export type { Recorded } from './recording';
 
 export interface Result {
   c: Case;
@@ -51,53 +48,11 @@ export function askBoth(cases: Case[], hosts: Hosts): Promise<Result[]> {
       rec ? Promise.resolve<Answer>({ status: rec.legacy.status, headers: { ...rec.legacy.headers }, body: rec.legacy.body }) : ask(legacyUrl!, c, true),
       oursUrl ? ask(oursUrl, c, false) : Promise.resolve(null),
     ]);
-    // service pages: each server's own base URL (and the path it was asked) as a placeholder
-    if (c.kind === 'page' && !rec) legacy.body = placeholdBase(legacy.body, legacyUrl!, c.legacyPath ?? c.path);
-    if (c.kind === 'page' && ours) ours.body = placeholdBase(ours.body, oursUrl!, c.path);
+    // each server's own base URL (and the path it was asked) as a placeholder, as recordings have it
+    if (!rec) legacy.body = placeholdBase(legacy.body, legacyUrl!, c.legacyPath ?? c.path);
+    if (ours) ours.body = placeholdBase(ours.body, oursUrl!, c.path);
     return { c, legacy, ours };
   });
-}
-
-/**
- * Writes the legacy answers to `out` in corpus order. With `only`, the cases asked replace their
- * earlier recording and the rest of the file is kept as it is.
- */
-export function writeRecording(out: string, results: Result[], all: Case[], only: string[], namespace: string): void {
-  const kept = only.length > 0 && fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as { cases: Recorded[] }).cases : [];
-  const fresh = new Map(
-    results.map(({ c, legacy }) => [
-      c.name,
-      {
-        ...c,
-        legacy: {
-          status: legacy.status,
-          headers: {
-            'content-type': legacy.headers['content-type'],
-            'cache-control': legacy.headers['cache-control'],
-            'content-length': legacy.headers['content-length'],
-          },
-          body: legacy.body,
-        },
-      } as Recorded,
-    ]),
-  );
-  const previous = new Map(kept.map((r) => [r.name, r]));
-  const recordedCases = all.flatMap((c) => fresh.get(c.name) ?? previous.get(c.name) ?? []);
-  const doc = {
-    description:
-      'Requests put to the legacy ASMX host (Mono System.Web.Services) and its answers, recorded by scripts/compare-legacy.ts --record. ' +
-      'Replay: send method/path/headers/body (bodyBase64: raw bytes) to ours, then compareAnswers(kind, legacy, ours) from that script; ' +
-      `in "page" cases the legacy base URL and requested path are written ${BASE_PLACEHOLDER}{PATH}, so pass ours through placeholdBase() first. ` +
-      'legacyPath (when given) is what the case-sensitive legacy host was asked instead of path. ' +
-      'content-length is recorded for its presence only (the legacy host writes LF where .NET writes CRLF).',
-    namespace,
-    count: recordedCases.length,
-    cases: recordedCases,
-  };
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, `${JSON.stringify(doc, null, 1)}\n`);
-  process.stdout.write(`recorded ${results.length} cases to ${out}\n`);
-  for (const r of results.filter((x) => x.legacy.error)) process.stdout.write(`  legacy did not answer ${r.c.name}: ${r.legacy.error}\n`);
 }
 
 /** Prints each case whose answers differ, and the count; returns how many differ. */

@@ -5,6 +5,7 @@ import { createSoapBinding, type SoapHandler } from '../bindings/soap';
 import type { Config, Limits } from '../config';
 import { Errors, type HostError, HostErrors } from '../basics/errors';
 import { protocolVerdict } from '../bindings/protocols';
+import { isLocalCaller } from '../transport/context';
 import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
 import { requestHooks } from './request-hooks';
 import { createServicePages } from '../pages';
@@ -95,27 +96,18 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     ex.endpoint = endpoint.name;
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
-    const verdict = kind === undefined ? 'take' : protocolVerdict(kind, config.protocols);
+    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo: opName === undefined ? '' : `/${opName}` }, config.protocols, () => isLocalCaller(req, config.trustProxy));
     if (verdict !== 'take') {
-      reportRefusal(res, `no protocol in PROTOCOLS takes ${kind}`);
+      const where = opName === undefined ? 'on a service page' : opName === '' ? 'without an operation name' : 'on an operation';
+      const notLocal = req.method === 'POST' && opName && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : '';
+      reportRefusal(res, `no protocol in PROTOCOLS takes ${req.method} ${where}${notLocal}`);
       return errorPage(res, verdict);
     }
-
-    // HEAD is not GET for ASMX: no protocol accepts it, nor any method but GET and POST. On a service
-    // page that is a 405, and a URL naming no operation (HEAD or PUT on /X.asmx/Op, or /X.asmx/ with
-    // no name) is "Request format is unrecognized"; both reach a client as ASP.NET's error page.
+    // Taken: GET or POST (HEAD is not GET for ASMX), on the service page or a named operation.
     if (opName === undefined) {
       if (req.method === 'GET') return pages(b.spec, req, res);
-      if (req.method === 'POST') {
-        if (await bodyOf(req, res, () => b.soap.tooLarge(req, res))) await b.soap.handle(req, res);
-        return;
-      }
-      reportRefusal(res, `method ${req.method} on a service page`);
-      return errorPage(res, 405);
-    }
-    if (opName === '' || (req.method !== 'GET' && req.method !== 'POST')) {
-      reportRefusal(res, opName === '' ? 'no operation named' : `method ${req.method} on an operation`);
-      return errorPage(res, 500);
+      if (await bodyOf(req, res, () => b.soap.tooLarge(req, res))) await b.soap.handle(req, res);
+      return;
     }
     if (req.method === 'GET') return b.http.handle(opName, req, res);
     if (await bodyOf(req, res, () => b.http.tooLarge(res))) await b.http.handle(opName, req, res);

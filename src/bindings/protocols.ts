@@ -1,32 +1,48 @@
 import type { Protocol } from '../config';
-import type { RequestKind } from '../contract/route';
+
+/** What an ASMX protocol factory reads of a request to decide whether it is the factory's. */
+export interface RequestLine {
+  method: string;
+  /** The path after `/X.asmx`, as ASP.NET's PathInfo: '' for the service page, '/' for `/X.asmx/`, '/Op' for an operation. */
+  pathInfo: string;
+}
+
+type FactoryAnswer = 'take' | 405 | null;
 
 /**
- * How each protocol's handler factory in ASMX (System.Web.Services) answers a kind of request: it takes
- * it, it refuses the method (405), or it has nothing to say (undefined).
+ * The protocol factories of System.Web.Services (WebServicesSection.ServerProtocolFactories), in its
+ * order, each with its CreateIfRequestCompatible: SOAP (one factory for both versions), HTTP POST,
+ * HTTP POST for a local caller (HttpPostLocalhostServerProtocol.cs: nothing to say to any other),
+ * HTTP GET, then Discovery and Documentation (the ?wsdl/?disco factory and the help page's, both
+ * switched by Documentation and, for a GET to the service page, taking it between them).
  */
-const FACTORIES: readonly (readonly [Protocol, Partial<Record<RequestKind, 'take' | 405>>])[] = [
-  ['HttpSoap', { soap: 'take' }],
-  ['HttpSoap12', { soap: 'take' }],
-  ['HttpGet', { httpget: 'take', httppost: 405 }],
-  ['HttpPost', { httppost: 'take', httpget: 405 }],
-  ['Documentation', { page: 'take', soap: 405 }],
+const FACTORIES: ReadonlyArray<readonly [(on: ReadonlySet<Protocol>) => boolean, (r: RequestLine, local: () => boolean) => FactoryAnswer]> = [
+  [(on) => on.has('HttpSoap') || on.has('HttpSoap12'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'POST' ? 405 : 'take')],
+  [(on) => on.has('HttpPost'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : 'take')],
+  [(on) => on.has('HttpPostLocalhost'), (r, local) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : local() ? 'take' : null)],
+  [(on) => on.has('HttpGet'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'GET' ? 405 : 'take')],
+  [(on) => on.has('Documentation'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'GET' ? 405 : 'take')],
 ];
 
 /**
- * The protocols switch of a web.config (`<webServices><protocols>`). ASMX asks the enabled factories
- * in turn: the first that takes the request handles it; when none does, the last one's answer stands,
- * a 405 or, when it had nothing to say, a 500 ("Request format is unrecognized"). A remote client sees
- * either as ASP.NET's runtime error page. So a GET to an operation with HttpGet off is a 405 when HTTP
- * POST is the last enabled protocol, and a 500 when Documentation is (as the legacy host answers).
+ * The protocols switch of a web.config (`<webServices><protocols>`), as WebServiceHandlerFactory
+ * .CoreGetHandler applies it: the enabled factories are asked in turn and the first that takes the
+ * request handles it; when none does, the LAST one's answer stands (each answer replaces the one
+ * before, a factory with nothing to say included): its 405 (UnsupportedRequestProtocol), or when it
+ * had nothing to say, "Request format is unrecognized" (500). A remote client sees either as ASP.NET's
+ * runtime error page. So DELETE on a service page is a 405 when Documentation is on (last) and a 500
+ * with HttpSoap,HttpGet, and ?wsdl with Documentation off is refused like any other GET to the page.
+ * 'take' means the protocol the method and path name (SOAP or the service page for `/X.asmx`, HTTP
+ * GET or POST for `/X.asmx/Op`) handles the request. A POST from a caller that is not local, with
+ * only HttpPostLocalhost, is answered as with HTTP POST off; `local` is asked only when
+ * HttpPostLocalhost has to decide.
  */
-export function protocolVerdict(kind: RequestKind, enabled: ReadonlySet<Protocol>): 'take' | 405 | 500 {
-  let last: 405 | undefined;
-  for (const [protocol, answers] of FACTORIES) {
-    if (!enabled.has(protocol)) continue;
-    const answer = answers[kind];
-    if (answer === 'take') return 'take';
-    last = answer;
+export function protocolVerdict(request: RequestLine, enabled: ReadonlySet<Protocol>, local: () => boolean): 'take' | 405 | 500 {
+  let last: FactoryAnswer = null;
+  for (const [on, answer] of FACTORIES) {
+    if (!on(enabled)) continue;
+    last = answer(request, local);
+    if (last === 'take') return 'take';
   }
   return last ?? 500;
 }

@@ -50,9 +50,26 @@ export interface Config {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** ASMX's protocol names, as a web.config lists them. */
-export const PROTOCOLS = ['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation'] as const;
+/**
+ * The protocols an ASMX host can serve (System.Web.Services' WebServiceProtocols flags). HttpPostLocalhost
+ * is HTTP POST for callers on the host's own machine only (transport/context.ts says who is local).
+ */
+export const PROTOCOLS = ['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'HttpPostLocalhost', 'Documentation'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
+
+/** What a site whose web.config lists every protocol of the legacy service serves: PROTOCOLS' default. */
+export const DEFAULT_PROTOCOLS = 'HttpSoap,HttpSoap12,HttpGet,HttpPost,Documentation';
+
+/**
+ * Every name `<protocols><add name=...>` accepts and what it turns on: each WebServiceProtocols
+ * member, so also the composite AnyHttpSoap (both SOAP versions) and Unknown (0: nothing).
+ * (ProtocolElement.Name is that enum; System.Web.Services/.../Configuration/Protocols.cs.)
+ */
+const PROTOCOL_NAMES: readonly (readonly [string, readonly Protocol[]])[] = [
+  ...PROTOCOLS.map((p) => [p, [p]] as const),
+  ['AnyHttpSoap', ['HttpSoap', 'HttpSoap12']],
+  ['Unknown', []],
+];
 
 /** `auto` is one process per CPU. */
 function workers(value: string, cpus: number): number {
@@ -60,19 +77,24 @@ function workers(value: string, cpus: number): number {
   return wholeNumber('WORKERS', value, 1, 256);
 }
 
-/** A comma-separated list of ASMX protocol names, matched without regard to case as web.config does. */
+/**
+ * A comma-separated list of protocol names, matched without regard to case. (.NET's configuration
+ * reader matches them with regard to case, and a site whose web.config misspells one does not start;
+ * here a name in another case is taken, since refusing it would only stop a service whose meaning is
+ * plain.) `Unknown` alone turns every protocol off, as `<protocols><clear /></protocols>` does.
+ */
 function protocols(value: string): ReadonlySet<Protocol> {
   const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
-  if (names.length === 0) throw new ConfigError(`PROTOCOLS must list at least one of ${PROTOCOLS.join(', ')}`);
+  const known = PROTOCOL_NAMES.map(([name]) => name).join(', ');
+  if (names.length === 0) throw new ConfigError(`PROTOCOLS must list at least one of ${known}`);
   const set = new Set<Protocol>();
   for (const name of names) {
-    const p = PROTOCOLS.find((known) => known.toLowerCase() === name.toLowerCase());
-    if (p === undefined) throw new ConfigError(`PROTOCOLS must list names from ${PROTOCOLS.join(', ')}, got "${name}"`);
-    set.add(p);
+    const found = PROTOCOL_NAMES.find(([n]) => n.toLowerCase() === name.toLowerCase());
+    if (found === undefined) throw new ConfigError(`PROTOCOLS must list names from ${known}, got "${name}"`);
+    for (const p of found[1]) set.add(p);
   }
   return set;
 }
-
 
 /** ASMX accepts any absolute URI as a namespace (http://tempuri.org/, urn:school:v1, ...). */
 function namespaceUri(value: string): string {
@@ -125,7 +147,7 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     adminHost: host('ADMIN_HOST', get('ADMIN_HOST', '127.0.0.1')),
     shutdownTimeoutMs: wholeNumber('SHUTDOWN_TIMEOUT_MS', get('SHUTDOWN_TIMEOUT_MS', '10000'), 1, 3_600_000),
     workers: workers(get('WORKERS', '1'), cpus),
-    protocols: protocols(get('PROTOCOLS', PROTOCOLS.join(','))),
+    protocols: protocols(get('PROTOCOLS', DEFAULT_PROTOCOLS)),
     limits: loadLimits(get),
     sms: loadSms(get),
     shadow: loadShadow(get),

@@ -9,6 +9,12 @@ import { absoluteUrl, ConfigError, type Getter, oneOf, wholeNumber } from './par
 export interface ShadowConfig {
   /** The legacy site root, virtual directory included, without a trailing slash. */
   url: string;
+  /**
+   * A second legacy site (the same old code on another host), or null: a difference from this
+   * service that the two legacy answers also show between them is noise, counted apart from real
+   * ones (Diffy's primary and secondary).
+   */
+  secondaryUrl: string | null;
   mode: ShadowMode;
   /** Copies in flight at once. */
   concurrency: number;
@@ -42,8 +48,14 @@ export function loadShadow(get: Getter): ShadowConfig | null {
     include.add(op);
   }
   const log = get('SHADOW_LOG', './data/shadow-differences.jsonl');
+  const secondary = get('SHADOW_URL_SECONDARY', '').trim();
+  const secondaryUrl = secondary === '' ? null : absoluteUrl('SHADOW_URL_SECONDARY', secondary).replace(/\/+$/, '');
+  if (secondaryUrl !== null && url === '') throw new ConfigError('SHADOW_URL_SECONDARY needs SHADOW_URL (the first legacy site)');
+  if (secondaryUrl !== null && secondaryUrl === absoluteUrl('SHADOW_URL', url).replace(/\/+$/, ''))
+    throw new ConfigError('SHADOW_URL_SECONDARY must be another legacy site than SHADOW_URL (the same one would call nothing noise)');
   const shadow: ShadowConfig = {
     url: url === '' ? '' : absoluteUrl('SHADOW_URL', url).replace(/\/+$/, ''),
+    secondaryUrl,
     mode: oneOf('SHADOW_MODE', get('SHADOW_MODE', 'service-first'), SHADOW_MODES),
     concurrency: wholeNumber('SHADOW_CONCURRENCY', get('SHADOW_CONCURRENCY', '4'), 1, 1000),
     sample: Number(sample),

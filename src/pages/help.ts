@@ -5,7 +5,7 @@
  */
 import type { EndpointSpec, OperationSpec } from '../contract/operations';
 import { escapeMarkup } from '../basics/escape';
-import { PROTOCOLS, type Protocol } from '../config';
+import type { Protocol } from '../config';
 import { Soap11, Soap12 } from '../contract/soap-versions';
 import { httpGetRequest, httpPostRequest, httpResponse, type Location, locate, soapRequest, soapResponse } from './help-samples';
 
@@ -124,17 +124,25 @@ export function serviceHelpPage(serviceUrl: string, endpoint: EndpointSpec, ns: 
   ]);
 }
 
-/** `GET /X.asmx?op=Op` for an operation of the service: test form and sample messages. */
+/**
+ * `GET /X.asmx?op=Op` for an operation of the service: test form and sample messages. `local` is
+ * whether the caller is on this machine (transport/context.ts).
+ */
 export function operationHelpPage(
   serviceUrl: string,
   endpoint: EndpointSpec,
   ns: string,
   operation: OperationSpec,
-  protocols: ReadonlySet<Protocol> = new Set(PROTOCOLS),
+  protocols: ReadonlySet<Protocol>,
+  local: boolean,
 ): string {
   const location = locate(serviceUrl, endpoint);
   const op = escapeMarkup(operation.name);
-  // Only the enabled protocols have samples, and the test form needs HTTP POST.
+  // ASP.NET hands its help generator the descriptions "with POST" (an HttpPost binding added for
+  // HttpPostLocalhost) only for a local caller (DocumentationServerProtocol.WriteReturns); the form and
+  // the HTTP POST sample come from that binding. A local caller shown no binding is told the form needs
+  // primitive parameters, the generator's text for that case; a remote one that it is for local callers.
+  const post = protocols.has('HttpPost') || (local && protocols.has('HttpPostLocalhost'));
   return page(endpoint, location, [
     '      <span>',
     `          <p class="intro">Click <a href="${location.file}">here</a> for a complete list of operations.</p>`,
@@ -143,15 +151,16 @@ export function operationHelpPage(
     '',
     '          <h3>Test</h3>',
     '',
-    ...(protocols.has('HttpPost')
+    ...(post
       ? ["          To test the operation using the HTTP POST protocol, click the 'Invoke' button.", '', ...testForm(location, operation)]
-      : // What ASP.NET shows a remote client when the WSDL has no HTTP POST binding.
-        ['          The test form is only available for requests from the local machine.', '']),
+      : local
+        ? ['          The test form is only available for methods with primitive types as parameters.', '']
+        : ['          The test form is only available for requests from the local machine.', '']),
     ...[Soap11, Soap12].filter((version) => protocols.has(version.protocol)).flatMap((version) =>
       section(`SOAP ${version.name}`, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
     ),
     ...(protocols.has('HttpGet') ? section('HTTP GET', httpGetRequest(location, operation), httpResponse(ns, operation)) : []),
-    ...(protocols.has('HttpPost') ? section('HTTP POST', httpPostRequest(location, operation), httpResponse(ns, operation)) : []),
+    ...(post ? section('HTTP POST', httpPostRequest(location, operation), httpResponse(ns, operation)) : []),
     '      </span>',
   ]);
 }

@@ -6,6 +6,7 @@ import type { EndpointSpec } from '../contract/operations';
 import { discoDocument } from './disco';
 import { methodNotFoundPage, operationHelpPage, serviceHelpPage } from './help';
 import { serviceUrl } from './public-url';
+import { isLocalCaller } from '../transport/context';
 import type { WsdlCatalog } from './wsdl';
 
 export type ServicePageHandler = (endpoint: EndpointSpec, req: Request, res: Response) => void;
@@ -73,7 +74,7 @@ export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageH
       html,
       operation === undefined
         ? methodNotFoundPage(url, endpoint, ns, requested)
-        : operationHelpPage(url, endpoint, ns, operation, cfg.protocols),
+        : operationHelpPage(url, endpoint, ns, operation, cfg.protocols, isLocalCaller(req, cfg.trustProxy)),
     );
   };
 }

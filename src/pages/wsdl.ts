@@ -67,7 +67,8 @@ const SUFFIXES: readonly (readonly [string, Protocol])[] = [
 /**
  * The description as ASMX writes it for the enabled protocols: a binding and its port exist only for
  * an enabled protocol; messages and port types are shared by both SOAP versions, and when only SOAP 1.2
- * is on they take its name (`OpSoap12In`, `XSoap12`); without SOAP there are no types either.
+ * is on they take its name (`OpSoap12In`, `XSoap12`); without SOAP there are no wrapper elements
+ * either, nor the char type only their parameters use.
  */
 function forProtocols(template: string, endpoint: string, protocols: ReadonlySet<Protocol>): string {
   const soap11 = protocols.has('HttpSoap');
@@ -86,7 +87,16 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
     // The operations' wrapper elements are SOAP's; what HTTP answers with (string, ArrayOf...) stays.
     const operations = findEndpoint(endpoint)?.operations.flatMap((op) => [op.name, `${op.name}Response`]) ?? [];
     const wrapper = new RegExp(`^      <s:element name="(?:${operations.join('|')})"(?: />|>[\\s\\S]*?\\n      </s:element>)\\r?\\n`, 'gm');
-    text = text.replace(wrapper, '').replace(/<wsdl:types>\s*<s:schema [^>]*>\s*<\/s:schema>\s*<\/wsdl:types>/, '<wsdl:types />');
+    // The char type (http://microsoft.com/wsdl/types/) is only a SOAP parameter's: HTTP's are strings.
+    const charTypes = /^ *<s:import namespace="http:\/\/microsoft\.com\/wsdl\/types\/" \/>\r?\n|^ *<s:schema [^>]*targetNamespace="http:\/\/microsoft\.com\/wsdl\/types\/">[\s\S]*?<\/s:schema>\r?\n/gm;
+    text = text.replace(wrapper, '').replace(charTypes, '');
+    // Then HTTP's return elements are the schema's first content: MimeXmlReflector exports each element
+    // before the types it names (with SOAP, the wrappers came first and the types with them).
+    const returns = text.match(/^ {6}<s:element [^>]*\/>\r?\n/gm) ?? [];
+    text = text
+      .replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '')
+      .replace(/(<s:schema [^>]*>\r?\n)/, (open: string) => open + returns.join(''))
+      .replace(/<wsdl:types>\s*<s:schema [^>]*>\s*<\/s:schema>\s*<\/wsdl:types>/, '<wsdl:types />');
   } else if (!soap11) {
     text = text
       .replace(/Soap(In|Out)"/g, 'Soap12$1"')

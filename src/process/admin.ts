@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Scrape } from '../app/metrics';
+import type { Console } from '../console';
 
 export interface Readiness {
   ready: boolean;
@@ -12,12 +13,15 @@ export interface AdminSources {
   readiness(): Promise<Readiness>;
   /** A line /readyz adds to its ready answer: what works otherwise than an operator may assume (SMS not sent). */
   note?: string;
+  /** The cut-over console's pages (/console, its style sheet, and / leading to it). */
+  console?: Console;
 }
 
 /**
  * The admin listener, apart from the service's port so that it can stay on loopback: `/metrics`
  * (Prometheus), `/healthz` (the process answers) and `/readyz` (it can serve: store reachable, schema
- * current, not stopping). Anything else is 404. Errors are answered, never thrown.
+ * current, not stopping) and the cut-over console (`/console`, console/). Anything else is 404.
+ * Errors are answered, never thrown.
  */
 export function createAdminServer(sources: AdminSources): http.Server {
   return http.createServer((req, res) => {
@@ -41,8 +45,13 @@ export function createAdminServer(sources: AdminSources): http.Server {
           const m = await sources.metrics();
           return send(200, m.contentType, m.body);
         }
-        default:
-          return send(404, text, 'not found\n');
+        default: {
+          const page = sources.console?.answer(path);
+          if (page === undefined || page === null) return send(404, text, 'not found\n');
+          const { status, headers, body } = await page;
+          res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+          return res.end(req.method === 'HEAD' ? undefined : body);
+        }
       }
     })();
     answer.catch(() => {

@@ -3,6 +3,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
+import { type Console, createConsole } from '../console';
 import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
@@ -38,9 +39,10 @@ const EXIT_MARGIN_MS = 2000;
  */
 export async function runPrimary(config: Config): Promise<void> {
   // Migrations run here, once, before any worker opens the file; the counts are for the start line.
+  // The console (with the admin listener) keeps the connection for the outbox's state.
   const store = await openStoreOrExit(config);
   const counts = await store.counts();
-  await store.close();
+  if (config.adminPort === 0) await store.close();
 
   const serving: Worker[] = [];
   const waiting: net.Socket[] = [];
@@ -118,15 +120,15 @@ export async function runPrimary(config: Config): Promise<void> {
   for (let i = 0; i < config.workers; i += 1) fork();
 
   let admin: http.Server | null = null;
+  let cutover: Console | null = null;
   if (config.adminPort !== 0) {
     const aggregator = new client.AggregatorRegistry();
-    admin = createAdminServer({
-      metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-      readiness: () => clusterReadiness(serving),
-      note: smsReadiness(config.sms),
-    });
+    const metrics = async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+    const readiness = () => clusterReadiness(serving);
+    cutover = createConsole({ config, metrics, readiness, store });
+    admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover });
     await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
-    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
+    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
   }
 
   function stopAll(reason: string): void {
@@ -150,6 +152,9 @@ export async function runPrimary(config: Config): Promise<void> {
 
   function finish(): void {
     admin?.close();
+    cutover?.close();
+    // The console's connection, closed without waiting: the process ends now either way.
+    if (cutover !== null) void store.close().catch(() => undefined);
     log.info('stopped', { exitCode });
     process.exit(exitCode);
   }

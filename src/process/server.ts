@@ -2,6 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { createApp } from '../app';
 import type { Config } from '../config';
+import { type Console, createConsole } from '../console';
 import { createShadow, type Shadow } from '../shadow';
 import type { OpenOptions } from '../store/migrations';
 import { openStore, StoreOpenError } from '../store/open';
@@ -55,7 +56,11 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   const connections = drainable(server);
 
   let admin: http.Server | null = null;
-  const stop = once((reason: string) => void shutdown(config, reason, connections, sms, store, admin, shadow));
+  let cutover: Console | null = null;
+  const stop = once((reason: string) => {
+    cutover?.close();
+    void shutdown(config, reason, connections, sms, store, admin, shadow);
+  });
   onStopSignals({ stop, exitNow: () => process.exit(1), watchNpm: role === 'single' });
 
   if (role === 'worker') {
@@ -78,9 +83,11 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   // The SMS summary as a field of its own: a dashboard filters on it without parsing the message.
   log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
   if (config.adminPort !== 0) {
-    admin = createAdminServer({ metrics: scrape, readiness: () => readinessOf(store), note: smsReadiness(config.sms) });
+    const readiness = () => readinessOf(store);
+    cutover = createConsole({ config, metrics: scrape, readiness, store });
+    admin = createAdminServer({ metrics: scrape, readiness, note: smsReadiness(config.sms), console: cutover });
     await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
-    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz'] });
+    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
   }
 }
 

@@ -181,7 +181,7 @@ function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[]
     if (legacy.error && ours.error) return d;
   }
   if (legacy.status !== ours.status) add('status', String(legacy.status), String(ours.status));
-  const mediaType = (t: string | undefined) => (kind === 'error' ? t?.split(';')[0] : t);
+  const mediaType = (t: string | undefined) => (kind === 'error' || kind === 'help' ? t?.split(';')[0] : t);
   const lt = mediaType(legacy.headers['content-type']);
   const ot = mediaType(ours.headers['content-type']);
   if (lt !== ot) add('content-type', short(lt), short(ot));

@@ -25,35 +25,49 @@ export interface CopyTarget {
   primary: 'ours' | 'legacy';
   concurrency: number;
   timeoutMs: number;
+  /** A second legacy site (its own Host always), asked only when the answers differ: see Copier.noise. */
+  secondary: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'> | null;
+}
+
+/** Where one copy is sent: a connection pool and how the client's path moves onto the site. */
+interface Site {
+  wire: Wire;
+  prefix: string;
+  strip: number;
+  hostLine: string;
+}
+
+function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean): Site {
+  const origin = new URL(target.origin);
+  return { wire: new Wire(origin), prefix: target.prefix, strip: target.strip, hostLine: keepHost ? '' : `Host: ${origin.host}\r\n` };
 }
 
 /** A copy's outcome: its answer matched, differed (then with the copy and both answers as text), or never came. */
 export type CopyResult =
   | { outcome: 'match'; requestId: string; labels: Labels }
   | { outcome: 'error'; requestId: string; labels: Labels }
-  | { outcome: 'difference'; requestId: string; labels: Labels; job: CopyJob; legacy: Answer; ours: Answer; differences: Difference[] };
+  | { outcome: 'difference'; requestId: string; labels: Labels; job: CopyJob; legacy: Answer; ours: Answer; differences: Difference[]; noise: boolean };
 
 export class Copier {
   private readonly waiting: CopyJob[] = [];
   private active = 0;
-  private readonly wire: Wire;
-  /** The Host line every copy ends its head with: the target's own, unless the client's is kept. */
-  private readonly hostLine: string;
+  private readonly site: Site;
+  private readonly secondary: Site | null;
 
   constructor(
     private readonly target: CopyTarget,
     private readonly done: (result: CopyResult) => void,
   ) {
-    const origin = new URL(target.origin);
-    this.wire = new Wire(origin);
-    this.hostLine = target.keepHost ? '' : `Host: ${origin.host}\r\n`;
+    this.site = siteOf(target, target.keepHost);
+    this.secondary = target.secondary === null ? null : siteOf(target.secondary, false);
   }
 
   take(job: CopyJob): void {
     if (this.active >= this.target.concurrency) return void this.waiting.push(job);
     this.active++;
-    void this.send(job).then((answer) => {
-      this.done(typeof answer === 'string' ? { outcome: 'error', requestId: job.requestId, labels: job.labels } : this.compare(job, answer));
+    void this.send(job, this.site).then(async (answer) => {
+      const result = typeof answer === 'string' ? ({ outcome: 'error', requestId: job.requestId, labels: job.labels } as const) : this.compare(job, answer);
+      this.done(result.outcome === 'difference' ? { ...result, noise: await this.noise(job, result.legacy, result.differences) } : result);
       this.active--;
       const next = this.waiting.shift();
       if (next !== undefined) this.take(next);
@@ -67,19 +81,34 @@ export class Copier {
     if (sameAnswer(legacy, ours) && legacy.encoding === ours.encoding && sameBytes(legacy.body, ours.body)) return match;
     const [l, o] = [asText(legacy), asText(ours)];
     const differences = compareLive(job.method, job.url, l, o);
-    return differences.length === 0 ? match : { ...match, outcome: 'difference', job, legacy: l, ours: o, differences };
+    return differences.length === 0 ? match : { ...match, outcome: 'difference', job, legacy: l, ours: o, differences, noise: false };
+  }
+
+  /**
+   * Diffy's rule: the request put to the second legacy site too, and the difference is noise when
+   * every kind of it also shows between the two legacy answers (a time, a generated id: what the old
+   * code itself does not repeat). Asked only for a request that differs, so that the copies cost
+   * the legacy sites, and this machine's CPU, no more for the matches (nearly all of them). No
+   * answer from the second site: real, since nothing shows it is noise.
+   */
+  private async noise(job: CopyJob, legacy: Answer, differences: readonly Difference[]): Promise<boolean> {
+    if (this.secondary === null) return false;
+    const other = await this.send(job, this.secondary);
+    if (typeof other === 'string') return false;
+    const between = new Set(compareLive(job.method, job.url, legacy, asText(other)).map((d) => d.kind));
+    return differences.every((d) => between.has(d.kind));
   }
 
   /** One copy, answered within the time-out (its answer) or not (why); never rejects. */
-  private async send(job: CopyJob): Promise<SentAnswer | string> {
+  private async send(job: CopyJob, site: Site): Promise<SentAnswer | string> {
     // Header names and values as node's parser gave them: one byte per character (latin1), sent back so.
-    let head = `${job.method} ${this.target.prefix + job.url.slice(this.target.strip)} HTTP/1.1\r\n`;
+    let head = `${job.method} ${site.prefix + job.url.slice(site.strip)} HTTP/1.1\r\n`;
     for (let i = 0; i < job.headers.length; i += 2) head += `${job.headers[i]}: ${job.headers[i + 1]}\r\n`;
     head += `X-Request-Id: ${job.requestId}\r\n`;
     // Framed by length always: a POST or PUT without a body says so (Content-Length: 0).
     if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) head += `Content-Length: ${job.body?.length ?? 0}\r\n`;
-    const bytes = Buffer.from(`${head}${this.hostLine}\r\n`, 'latin1');
-    const answer = await this.wire.exchange(job.method, job.body === null ? bytes : Buffer.concat([bytes, job.body]), this.target.timeoutMs);
+    const bytes = Buffer.from(`${head}${site.hostLine}\r\n`, 'latin1');
+    const answer = await site.wire.exchange(job.method, job.body === null ? bytes : Buffer.concat([bytes, job.body]), this.target.timeoutMs);
     if (typeof answer === 'string') return answer;
     const headers: SentAnswer['headers'] = {};
     for (const k of ANSWER_HEADERS) headers[k] = answer.headers[k];

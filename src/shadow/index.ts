@@ -37,17 +37,22 @@ export function createShadow(config: Config): Shadow | null {
   const shadow = config.shadow;
   if (shadow === null) return null;
   const report = openReport(shadow.log);
-  const root = new URL(shadow.url);
   // The client's path with this service's virtual directory replaced by the legacy site's.
-  const legacy: LegacySite = { origin: root.origin, prefix: root.pathname.replace(/\/$/, ''), strip: config.basePath.length };
-  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, report, legacy) : legacyFirst(config, shadow, report, legacy);
+  const siteAt = (url: string): LegacySite => {
+    const root = new URL(url);
+    return { origin: root.origin, prefix: root.pathname.replace(/\/$/, ''), strip: config.basePath.length };
+  };
+  const legacy = siteAt(shadow.url);
+  const secondary = shadow.secondaryUrl === null ? null : siteAt(shadow.secondaryUrl);
+  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, report, legacy, secondary) : legacyFirst(config, shadow, report, legacy, secondary);
 }
 
 /** The legacy site and how a client's path maps onto it. */
 type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
 
-function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
-  const mirror = new Mirror({ ...legacy, keepHost: false, primary: 'ours', concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'service-first');
+function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite, secondary: LegacySite | null): Shadow {
+  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, secondary };
+  const mirror = new Mirror(target, shadow.queue, report, 'service-first');
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
     const method = req.method ?? '';
@@ -76,7 +81,7 @@ function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, lega
   return { tap, listener: async (app) => app, close: async () => closeAll(mirror, report) };
 }
 
-function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite): Shadow {
+function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite, secondary: LegacySite | null): Shadow {
   let mirror: Mirror | null = null;
   let loopback: http.Server | null = null;
   return {
@@ -87,7 +92,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
-      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs }, shadow.queue, report, 'legacy-first');
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, secondary }, shadow.queue, report, 'legacy-first');
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));

@@ -6,15 +6,17 @@ import client from 'prom-client';
  * (empty where the request named no operation).
  *
  * - `match`, `difference`: the two answers compared;
+ * - `noise`: they differ, but the second legacy site's answer differs from the first's the same way
+ *   (SHADOW_URL_SECONDARY; without it every difference is a `difference`);
  * - `dropped`: no copy made, the queue being full;
  * - `legacy_error`: the legacy host gave no answer (refused, reset, timed out);
  * - `service_error`: this service gave none to a copy (legacy-first only).
  */
-export type ShadowOutcome = 'match' | 'difference' | 'dropped' | 'legacy_error' | 'service_error';
+export type ShadowOutcome = 'match' | 'difference' | 'noise' | 'dropped' | 'legacy_error' | 'service_error';
 
 const exchanges = new client.Counter({
   name: 'asmx_shadow_exchanges_total',
-  help: 'Shadow copies by outcome (match, difference, dropped, legacy_error, service_error), operation and binding',
+  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding',
   labelNames: ['operation', 'binding', 'outcome'] as const,
 });
 

@@ -179,7 +179,7 @@ export class Mirror {
     const labels = this.learnt.get(result.requestId) ?? result.labels;
     this.learnt.delete(result.requestId);
     if (result.outcome !== 'difference') return this.count(labels, result.outcome, 1);
-    countShadow(labels, 'difference');
+    countShadow(labels, result.noise ? 'noise' : 'difference');
     const { job } = result;
     const header = (name: string): Array<[string, string]> => {
       const i = job.headers.findIndex((h, n) => n % 2 === 0 && h.toLowerCase() === name);
@@ -202,6 +202,7 @@ export class Mirror {
       legacy: result.legacy,
       ours: result.ours,
       differences: result.differences,
+      noise: result.noise,
     });
   }
 }

@@ -28,6 +28,8 @@ export interface DifferenceLine {
   legacy: Answer;
   ours: Answer;
   differences: Difference[];
+  /** The second legacy site differed from the first the same way (SHADOW_URL_SECONDARY): not the new service's doing. */
+  noise?: boolean;
 }
 
 const maskDigits = (value: string) => {

@@ -57,6 +57,7 @@ export const outboxSql = (lock: string) =>
     erase: `UPDATE auth_code_outbox SET code = NULL
       WHERE status = 'failed' AND code IS NOT NULL AND (failed_at < ? OR created_at <= ?)`,
     counts: 'SELECT status, count(*) AS n FROM auth_code_outbox GROUP BY status',
+    oldestPending: "SELECT min(created_at) AS t FROM auth_code_outbox WHERE status = 'pending'",
   }) as const;
 
 type Row = Record<string, unknown>;
@@ -161,5 +162,10 @@ export class SqlOutbox implements SmsOutbox {
     const counts: Record<SmsStatus, number> = { pending: 0, delivered: 0, failed: 0, expired: 0 };
     for (const r of await this.conn.all<Row>(this.sql.counts, [])) counts[r.status as SmsStatus] = Number(r.n);
     return counts;
+  }
+
+  async oldestPending(): Promise<string | null> {
+    const [row] = await this.conn.all<Row>(this.sql.oldestPending, []);
+    return iso(row?.t);
   }
 }

@@ -79,6 +79,8 @@ export interface SmsOutbox {
   /** Erases the codes of failed rows that failed before `failedBefore` or were created before `createdBefore`. */
   eraseFailedCodes(failedBefore: Date, createdBefore: Date): Promise<number>;
   counts(): Promise<Record<SmsStatus, number>>;
+  /** When the oldest pending message was queued (how far sending is behind), or null when none waits. */
+  oldestPending(): Promise<string | null>;
 }
 
 /** Rows of each table a school system fills. */

@@ -35,13 +35,10 @@ export const outsideRequest = <T>(fn: () => T): T => storage.exit(fn);
  */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | null {
   if (trustProxy) {
-    const header = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(header) ? header.join(',') : header)?.split(',').pop();
-    const forwarded = last === undefined ? null : forwardedAddress(last);
+    const forwarded = forwardedClient(req);
     if (forwarded !== null) return forwarded;
   }
-  const peer = req.socket.remoteAddress;
-  const address = peer === undefined ? null : canonicalAddress(peer);
+  const address = peerAddress(req);
   if (trustProxy && !warned) {
     // Said once: a proxy that sets no X-Forwarded-For makes every caller one address, which the
     // per-address SMS limit then refuses for the whole site (a health check says it harmlessly too).
@@ -49,6 +46,34 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
     log.warn('TRUST_PROXY is on but a request came without a readable X-Forwarded-For: it counts as its peer, the proxy; check that the proxy sets the header (docs/deployment.md)', { peer: address });
   }
   return address;
+}
+
+/**
+ * The one rule for whether the caller is on this machine (HttpPostLocalhost, the help page's test
+ * form). .NET's HttpRequest.IsLocal: the caller's address is 127.0.0.1 or ::1, or the connection's own
+ * local address (System.Web/WorkerRequest.cs, IsLocal). Without TRUST_PROXY the caller is the socket's
+ * peer (an IPv4-mapped loopback as its IPv4 address). Behind a trusted proxy the peer is the proxy,
+ * often on this very machine, so the caller is the forwarded client instead, and a request whose
+ * client the proxy did not name is not local: the proxy alone never makes a caller local.
+ */
+export function isLocalCaller(req: IncomingMessage, trustProxy: boolean): boolean {
+  const caller = trustProxy ? forwardedClient(req) : peerAddress(req);
+  if (caller === null) return false;
+  if (caller === '127.0.0.1' || caller === '::1') return true;
+  const local = req.socket.localAddress;
+  return local !== undefined && caller === canonicalAddress(local);
+}
+
+/** The last X-Forwarded-For entry's address (the one our proxy added), or null when there is none. */
+function forwardedClient(req: IncomingMessage): string | null {
+  const header = req.headers['x-forwarded-for'];
+  const last = (Array.isArray(header) ? header.join(',') : header)?.split(',').pop();
+  return last === undefined ? null : forwardedAddress(last);
+}
+
+function peerAddress(req: IncomingMessage): string | null {
+  const peer = req.socket.remoteAddress;
+  return peer === undefined ? null : canonicalAddress(peer);
 }
 
 let warned = false;

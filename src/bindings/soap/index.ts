@@ -36,6 +36,13 @@ interface RequestContext {
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
   fault?: AsmxError;
   cause?: unknown;
+  /**
+   * The parameters were read and the call began: ASMX's WebServiceHandler.Invoke sets the answer's
+   * max-age=0 (PrepareContext) before the method runs, so a fault from then on (the operation's, or a
+   * mustUnderstand header, which WriteReturns checks after the method) carries it, and one from
+   * reading the parameters does not.
+   */
+  invoked?: boolean;
 }
 
 export interface SoapHandler {
@@ -76,12 +83,13 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const contentType = parseContentType(req.headers['content-type']);
     const soapAction = header(req, 'soapaction');
     const routeByAction = soap11 && soapAction !== undefined && (contentType.type === 'text/xml' || !soap12);
+    // SOAP 1.1 routing alone reads nothing before the SOAPAction header, and ASMX routes before it
+    // looks at the media type (SoapServerProtocol.Initialize: RouteRequest, then ContentType.IsSoap).
+    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
     if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
       // An unsupported media type is answered in the version a SOAPAction header suggests.
       return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12, `Content-Type ${contentType.type || '(none)'} is not SOAP`);
     }
-    // SOAP 1.1 routing alone reads nothing before the SOAPAction header.
-    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
@@ -129,7 +137,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
     if (typeof result.body !== 'string' || !result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
-    return sendSoap(res, result.statusCode, version, result.body, 'private');
+    return sendSoap(res, result.statusCode, version, result.body, context.invoked === true ? 'private, max-age=0' : 'private');
   };
 
   return {
@@ -196,6 +204,7 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
       try {
         const values = readArguments(op, ns, args, context);
         // Headers are checked once parameters are read, before the operation runs.
+        context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
         const result = await run(...values);
         context.result = result;

@@ -177,6 +177,13 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string): strin
   if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
   const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
   if (prefix) return `${ParserMessages.undeclaredPrefix(prefix[1])} ${atIndex(parser.startTagPosition)}`;
+  // XmlTextReaderImpl.ParseDocumentContent reads a tag at the root level only with 4 characters in
+  // hand ("<a/>", the shortest element): a document ending sooner is invalid root data at its `<`.
+  const tagAt = parser.startTagPosition - 1;
+  const { tags, closedRoot } = parser as unknown as { tags: unknown[]; closedRoot: boolean };
+  if (/unexpected end/i.test(reason) && tags.length === 0 && !closedRoot && source[tagAt] === '<' && source.length - tagAt < 4) {
+    return `${ParserMessages.invalidRootData} ${atIndex(tagAt)}`;
+  }
   if (/unclosed root tag|unexpected end/i.test(reason)) {
     const inLiteral = (parser as unknown as { state: number }).state === SAX_STATES.ATTRIB_VALUE_QUOTED;
     return `${inLiteral ? ParserMessages.unclosedLiteral : ParserMessages.unexpectedEof} ${stopped}`;

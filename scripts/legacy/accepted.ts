@@ -1,0 +1,92 @@
+import type { Answer, CaseKind } from '../../src/shadow/compare';
+import type { Case } from './corpus-kit';
+import { type Configuration, has } from './matrix';
+
+/**
+ * The one list of the ways the legacy host (Mono's System.Web.Services behind an HttpListener) is
+ * allowed to differ from our service, each with its reason and the .NET reference source
+ * (microsoft/referencesource) that shows .NET answers as we do. `npm run record-legacy -- --list` and
+ * `--check` print it; test/legacy-matrix.test.ts applies it. Nothing else is accepted: a difference
+ * not here is a bug of ours, fixed in src/.
+ */
+
+/** How the comparison reads Mono's answers (src/shadow/compare.ts applies these to every case). */
+export const ALLOWANCES: Array<{ rule: string; evidence: string }> = [
+  {
+    rule: "Mono's help pages (GET /X.asmx, ?op=) are its own design: they compare status and media type only (case kind `help`)",
+    evidence: 'System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs renders DefaultWsdlHelpGenerator.aspx (config/DefaultWsdlHelpGenerator.aspx); Mono ships another page',
+  },
+  {
+    rule: "ASP.NET's runtime error page (what a remote client gets where ASP.NET, not the service, refuses a request) is compared as such a page: status, media type, framing, Cache-Control (case kind `error`, and any answer the legacy host gives as that page)",
+    evidence: 'System.Web/ErrorFormatter.cs writes the page; its markup and wording are the host\'s, Mono\'s differ',
+  },
+  {
+    rule: 'a legacy text with {0} placeholders is a template: Mono leaves some messages unfilled',
+    evidence: 'System.Web.Services/System/Web/Services/Res.cs formats each message with its arguments (Res.GetString(name, args))',
+  },
+  {
+    rule: 'a lone LF in a legacy plain-text body counts as CRLF',
+    evidence: 'System.Web.Services/System/Web/Services/Protocols/ServerProtocol.cs: .NET writes its plain-text errors with Environment.NewLine (CRLF on Windows)',
+  },
+  {
+    rule: "paths are matched without regard to case: a case may ask the legacy host `legacyPath` (Mono's file lookup is case-sensitive; IIS's is not)",
+    evidence: 'IIS maps URLs to files case-insensitively (NTFS); System.Web/HttpRequest.cs compares paths with StringComparison.OrdinalIgnoreCase',
+  },
+];
+
+export interface Acceptance {
+  /** Case names: a name, or a prefix ending in `/`. */
+  cases: string[];
+  /** The configurations it holds in (all when absent), and how to say which. */
+  when?: { test: (c: Configuration) => boolean; text: string };
+  reason: string;
+  evidence: string;
+}
+
+export const ACCEPTED: Acceptance[] = [
+  {
+    cases: ['help-op-AuthCode', 'help-op-GetStudentsMarks', 'help-op-GetAboutUs', 'help-op-GetStudentSchool', 'help-op-GetTokenDevice', 'help-op-GetServerKeyAndSender', 'help-op-unknown', 'help-op'],
+    when: { test: (c) => has(c, 'Documentation'), text: 'Documentation on' },
+    reason: "Mono's ?op= page fails with its runtime error page (500) under most protocol sets, where .NET renders the operation's help page (200)",
+    evidence:
+      'System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs: a GET to the service page with Documentation on is answered by DefaultWsdlHelpGenerator.aspx (System.Web.Services config/DefaultWsdlHelpGenerator.aspx), which renders ?op= as the operation\'s page',
+  },
+  {
+    cases: ['http-post/ct-json'],
+    reason: 'Mono answers application/json with JSON ({"d":...}) even to a service without [ScriptService]; .NET hands the request to the HTTP POST protocol, which refuses the format (500 "Request format is invalid"), or to the protocols switch where HTTP POST is off',
+    evidence:
+      'System.Web.Extensions/Script/Services/RestHandlerFactory.cs and WebServiceData.cs: JSON is served only by the ScriptHandlerFactory, for classes marked [ScriptService] ("Only Web services with a [ScriptService] attribute ... can be called from script"); System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs reads only form and query parameters',
+  },
+  {
+    cases: ['http-post/auth-name-only'],
+    reason: "Mono's form parser reads `code&phone` as two names with empty values; .NET's reads two values without a name, so the parameters are missing",
+    evidence: 'System.Web/HttpValueCollection.cs FillFromString: a segment without `=` is added with a null name and the segment as its value',
+  },
+];
+
+const matches = (pattern: string, name: string) => (pattern.endsWith('/') ? name.startsWith(pattern) : name === pattern || name.endsWith(`/${pattern}`));
+
+/** The acceptance that covers this case under this configuration, if any. */
+export function accepted(config: Configuration, name: string): Acceptance | undefined {
+  return ACCEPTED.find((a) => a.cases.some((p) => matches(p, name)) && (a.when === undefined || a.when.test(config)));
+}
+
+/** An answer of the legacy host is ASP.NET's runtime error page. */
+export const isRuntimeErrorPage = (a: Pick<Answer, 'status' | 'headers' | 'body'>) =>
+  a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body.includes('Runtime Error');
+
+/** How a case is compared: as its kind says, or as a runtime error page when that is what the legacy host answered. */
+export function kindFor(c: Pick<Case, 'kind'>, legacy: Pick<Answer, 'status' | 'headers' | 'body'>): CaseKind {
+  return isRuntimeErrorPage(legacy) ? 'error' : c.kind;
+}
+
+export function describeAccepted(): string {
+  const lines = ['How the comparison reads the legacy host (Mono), and why:'];
+  for (const a of ALLOWANCES) lines.push(`  - ${a.rule}\n      reference: ${a.evidence}`);
+  lines.push('Accepted differences (the legacy host is Mono, not .NET):');
+  for (const a of ACCEPTED.filter((x) => x.cases.length > 0)) {
+    lines.push(`  - ${a.cases.join(', ')}${a.when ? ` (${a.when.text})` : ''}: ${a.reason}\n      reference: ${a.evidence}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+

@@ -1,0 +1,111 @@
+import type { Scrape } from '../app/metrics';
+import { log } from '../basics/log';
+import type { Config } from '../config';
+import { smsReadiness } from '../sms/summary';
+import type { Store } from '../store/store';
+import { latestDifferences } from './differences';
+import { History } from './history';
+import { renderPage } from './page';
+import { parseMetrics, type Sample } from './prom-text';
+import { STYLE } from './style';
+import { Totals, totalsFile } from './totals';
+import type { ConsoleView } from './view';
+
+/**
+ * The cut-over console: one page on the admin listener that answers an operator's three questions
+ * (does the new service answer as the old one did, do parents get their codes, is it healthy) from
+ * what the service already keeps: its metrics (as /metrics serves them, so summed over the workers),
+ * the outbox, and the shadow differences log. docs/console.md says what each part shows.
+ */
+export interface ConsoleSources {
+  config: Config;
+  /** The metrics text /metrics serves (the cluster primary's is the workers' sum). */
+  metrics(): Promise<Scrape>;
+  readiness(): Promise<{ ready: boolean; reason?: string }>;
+  /** The store, for the outbox's state (pending and their age, the last failures). */
+  store: Store;
+}
+
+export interface ConsoleAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface Console {
+  /** The answer for a path of the admin listener, or null when the path is not the console's. */
+  answer(path: string): Promise<ConsoleAnswer> | null;
+  close(): void;
+}
+
+/** How often the counters are read into the per-minute history, with or without anyone looking. */
+const SAMPLE_MS = 15_000;
+/** Latest differences shown, and failures listed. */
+const LATEST = 5;
+
+/**
+ * The page's security headers: nothing runs (no script at all), nothing is loaded but its own
+ * style sheet, and no other site may frame it. Every value from a request or the store in the page
+ * is escaped (basics/escape.ts); this is the second line.
+ */
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+export function createConsole(sources: ConsoleSources): Console {
+  const history = new History();
+  const shadow = sources.config.shadow;
+  const totals = new Totals(shadow?.log == null ? null : totalsFile(shadow.log));
+
+  const sample = async (): Promise<Sample[]> => {
+    const samples = parseMetrics((await sources.metrics()).body);
+    const now = Date.now();
+    history.record(samples, now);
+    if (shadow !== null) totals.update(samples, now);
+    return samples;
+  };
+  const tick = () =>
+    void sample().catch((error: unknown) => log.warn('console: metrics not read; the next read fills the gap', { error }));
+  tick();
+  const timer = setInterval(tick, SAMPLE_MS).unref();
+
+  const view = async (): Promise<ConsoleView> => {
+    const [samples, ready, outbox] = await Promise.all([sample(), sources.readiness(), readOutbox(sources.store)]);
+    return {
+      now: Date.now(),
+      config: sources.config,
+      ready,
+      samples,
+      history,
+      sms: { notSending: smsReadiness(sources.config.sms), ...outbox },
+      shadow: shadow === null ? null : { totals: { ...totals.current }, latest: latestDifferences(shadow.log, LATEST) },
+    };
+  };
+
+  return {
+    answer(p) {
+      if (p === '/console') return view().then((v) => ({ status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', ...PAGE_HEADERS }, body: renderPage(v) }));
+      if (p === '/console.css') return Promise.resolve({ status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', ...PAGE_HEADERS }, body: STYLE });
+      // Browsers ask for it: an empty answer rather than a 404 in the operator's console.
+      if (p === '/favicon.ico') return Promise.resolve({ status: 204, headers: { 'Cache-Control': 'max-age=86400' }, body: '' });
+      if (p === '/') return Promise.resolve({ status: 302, headers: { Location: '/console', 'Content-Type': 'text/plain; charset=utf-8' }, body: 'see /console\n' });
+      return null;
+    },
+    close() {
+      clearInterval(timer);
+      totals.save();
+    },
+  };
+}
+
+async function readOutbox(store: Store): Promise<Omit<ConsoleView['sms'], 'notSending'>> {
+  try {
+    const [counts, oldestPending, failures] = await Promise.all([store.outbox.counts(), store.outbox.oldestPending(), store.outbox.list(true, LATEST)]);
+    return { counts, oldestPending, failures, storeError: null };
+  } catch (e) {
+    return { counts: null, oldestPending: null, failures: [], storeError: (e as Error).message };
+  }
+}

@@ -1,0 +1,102 @@
+import { escapeMarkup as e } from '../basics/escape';
+import type { Answer } from '../shadow/compare';
+import type { DifferenceLine } from '../shadow/report';
+import { chartPair, count, nameOf } from './charts';
+import { total } from './prom-text';
+import type { ConsoleView } from './view';
+
+/** The outcomes of asmx_shadow_exchanges_total in the table's order, as the table heads them. */
+const OUTCOMES = [
+  ['match', 'Matched'],
+  ['difference', 'Real differences'],
+  ['noise', 'Noise'],
+  ['legacy_error', 'Legacy no answer'],
+  ['service_error', 'Service no answer'],
+  ['dropped', 'Dropped'],
+] as const;
+const COMPARED = new Set(['match', 'difference', 'noise']);
+/** A body shown side by side is cut here: the log keeps 64 KB, a screen shows far less. */
+const SHOWN = 16 * 1024;
+
+/**
+ * The shadowing part: per operation what was compared and how it came out (the last day, from the
+ * console's history), compared and differing requests over time, and the latest differences from the
+ * differences log with the legacy and the new answer side by side (as the log masked them).
+ */
+export function shadowSection(v: ConsoleView): string {
+  const shadow = v.config.shadow;
+  if (shadow === null || v.shadow === null) {
+    return `<h2 id="shadowing">Shadowing</h2><p>Off: set <code>SHADOW_URL</code> to the legacy site to compare every answer with its (docs/shadow.md).</p>`;
+  }
+  const { history: h, now } = v;
+  const t = v.shadow.totals;
+  const day = h.totals('asmx_shadow_exchanges_total', now, 1440, (l) => `${nameOf(l.operation)}\n${l.outcome}`);
+  const ops = [...new Set([...day.keys()].map((k) => k.split('\n')[0]))].sort();
+  const rows = ops
+    .map((op) => {
+      const cells = OUTCOMES.map(([o]) => {
+        const n = day.get(`${op}\n${o}`) ?? 0;
+        return `<td${n > 0 && o === 'difference' ? ' class="bad"' : ''}>${count(n)}</td>`;
+      });
+      return `<tr><td>${e(op)}</td>${cells.join('')}</tr>`;
+    })
+    .join('');
+  const secondary =
+    shadow.secondaryUrl === null
+      ? 'No second legacy site (SHADOW_URL_SECONDARY): every difference counts as real.'
+      : `Noise rule on: a difference the second legacy site ${site(shadow.secondaryUrl)} also shows against the first counts as noise.`;
+  const since = t.since === null ? 'none compared yet' : `since ${t.since}`;
+  return `<h2 id="shadowing">Shadowing</h2>
+<p>${e(shadow.mode)}: each request also goes to ${e(site(shadow.url))}. ${e(secondary)}</p>
+<p id="shadow-totals">${count(t.compared)} compared, ${count(t.compared - t.real - t.noise)} matched, <span class="${t.real > 0 ? 'bad' : 'ok'}">${count(
+    t.real,
+  )} real differences</span>, ${count(t.noise)} noise (${e(since)}; kept in the totals file beside SHADOW_LOG, across restarts).
+Since this process started: ${count(total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'legacy_error' }))} without a legacy answer, ${count(
+    total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped' }),
+  )} dropped.</p>
+<table id="shadow-table"><tr><th>Operation (last day)</th>${OUTCOMES.map(([, head]) => `<th>${head}</th>`).join('')}</tr>
+${rows === '' ? `<tr><td colspan="${OUTCOMES.length + 1}">nothing compared yet</td></tr>` : rows}</table>
+<div class="charts">${chartPair(h, now, 'asmx_shadow_exchanges_total', 'Compared by operation', 'operation', (l) => COMPARED.has(l.outcome))}${chartPair(
+    h,
+    now,
+    'asmx_shadow_exchanges_total',
+    'Real differences by operation',
+    'operation',
+    (l) => l.outcome === 'difference',
+  )}</div>
+<h3>Latest differences</h3>
+${v.shadow.latest.length === 0 ? `<p class="meta">none in the log${shadow.log === null ? ' (SHADOW_LOG is off: differences are counted only)' : ''}</p>` : v.shadow.latest.map(difference).join('')}`;
+}
+
+/** A legacy site's address without any user name or password in it. */
+function site(url: string): string {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString();
+}
+
+function difference(d: DifferenceLine): string {
+  const kinds = d.differences.map((x) => `<li>${e(x.kind)}${x.detail === '' ? '' : `: ${e(x.detail)}`}</li>`).join('');
+  const [legacy, ours] = sideBySide(d.legacy, d.ours);
+  return `<div class="difference${d.noise === true ? ' noise' : ''}">
+<p><b>${e(nameOf(d.operation))}</b> over ${e(nameOf(d.binding))} · ${e(d.time ?? '')}${d.noise === true ? ' · <b>noise</b> (the legacy sites differ the same way)' : ''} · <code>${e(d.request.method)} ${e(d.request.url)}</code></p>
+<ul>${kinds}</ul>
+<div class="side"><div><h4>Legacy: ${e(head(d.legacy))}</h4><pre class="legacy">${legacy}</pre></div><div><h4>This service: ${e(head(d.ours))}</h4><pre class="ours">${ours}</pre></div></div>
+</div>`;
+}
+
+const head = (a: Answer) => `${a.status} ${a.headers['content-type'] ?? ''}`;
+
+/** XML one element a line, so that the two sides can be read line against line. */
+const lines = (body: string) => (body.length > SHOWN ? `${body.slice(0, SHOWN)}…` : body).replace(/>\s*</g, '>\n<').split('\n');
+
+/** Both bodies, escaped, each line the other side lacks marked. */
+function sideBySide(legacy: Answer, ours: Answer): [string, string] {
+  const [l, o] = [lines(legacy.body), lines(ours.body)];
+  const mark = (mine: string[], theirs: string[]) => {
+    const other = new Set(theirs);
+    return mine.map((line) => (other.has(line) ? e(line) : `<mark>${e(line)}</mark>`)).join('\n');
+  };
+  return [mark(l, o), mark(o, l)];
+}

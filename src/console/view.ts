@@ -1,0 +1,25 @@
+import type { Config } from '../config';
+import type { DifferenceLine } from '../shadow/report';
+import type { OutboxRecord, SmsStatus } from '../store/store';
+import type { History } from './history';
+import type { Sample } from './prom-text';
+import type { ShadowTotals } from './totals';
+
+/** Everything the page shows, read at one moment. */
+export interface ConsoleView {
+  now: number;
+  config: Config;
+  ready: { ready: boolean; reason?: string };
+  samples: Sample[];
+  history: History;
+  sms: {
+    /** Why no code reaches a phone (no gateway, or only logged), or undefined when sent. */
+    notSending: string | undefined;
+    counts: Record<SmsStatus, number> | null;
+    oldestPending: string | null;
+    failures: OutboxRecord[];
+    /** The store could not be read (its error, for the operator). */
+    storeError: string | null;
+  };
+  shadow: { totals: ShadowTotals; latest: DifferenceLine[] } | null;
+}

@@ -1,0 +1,93 @@
+import { spawn } from 'node:child_process';
+import { pairedRatio } from '../scripts/bench/compare';
+import { parseChildren, parseStat, treeCpuSeconds, treePids } from '../scripts/bench/cpu';
+import { type CpuRow, pacedRates } from '../scripts/bench/cpu-table';
+import { judgeCpu } from '../scripts/bench/judge';
+import { WORKLOADS } from '../scripts/bench/workloads';
+
+/** The benchmark's CPU instrument: /proc/PID/stat read right, a process tree found, ratios paired by round. */
+
+// A real line's shape (Linux proc(5)): pid (comm) state ppid ... utime(14) stime(15) cutime(16) cstime(17) ...
+const line = (comm: string) => `4242 (${comm}) S 1 4242 4242 0 -1 4194560 1234 0 0 0 731 129 40 2 20 0 11 0 5000 1000000 20000 18446744073709551615\n`;
+
+test('utime + stime, and the waited-for children, are fields 14 to 17', () => {
+  expect(parseStat(line('node'))).toEqual({ own: 731 + 129, children: 40 + 2 });
+});
+
+test('a command holding spaces and parentheses does not shift the fields', () => {
+  expect(parseStat(line('a) b (c) 9 9'))).toEqual({ own: 860, children: 42 });
+});
+
+test('a line that is not a stat line is refused, not read as zero', () => {
+  expect(() => parseStat('nothing here')).toThrow(/not a \/proc/);
+  expect(() => parseStat('1 (x) S 1 2')).toThrow(/field 14/);
+});
+
+test("each thread's children list is read, a pid listed twice counted once", () => {
+  expect(parseChildren(['12 13 ', '', '13 14'])).toEqual([12, 13, 14]);
+});
+
+const linux = process.platform === 'linux' ? test : test.skip;
+linux('a tree holds its living children, and its CPU time never goes back', async () => {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 30000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => child.once('spawn', r));
+    expect(treePids(process.pid)).toEqual(expect.arrayContaining([process.pid, child.pid]));
+    const before = treeCpuSeconds(process.pid);
+    expect(treeCpuSeconds(process.pid)).toBeGreaterThanOrEqual(before);
+  } finally {
+    child.kill();
+  }
+});
+
+test('ratios pair the rounds: B over A, with their median, middle half and range', () => {
+  const r = pairedRatio([100, 200, 100, 100, 100], [110, 200, 90, 120, 100]);
+  expect(r).toEqual({ median: 1, q1: 1, q3: 1.1, min: 0.9, max: 1.2 });
+});
+
+describe('the targets of issue 24, judged on CPU per request', () => {
+  const S = 'service, SQLite, 1 worker';
+  const P = 'service, PostgreSQL, 1 worker';
+  const stores = [
+    { name: 'SQLite', label: S },
+    { name: 'PostgreSQL', label: P },
+  ];
+  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({ workload, title: workload, target, kind, rate: 100, us, rounds: [us], waited: 0, errors: 0, answered: 300 });
+  const cpu: CpuRow[] = [
+    row('token-soap11', S, 'service', 90),
+    row('token-soap11', P, 'service', 150),
+    row('token-soap11', 'node-soap + Express', 'node-soap', 200),
+    row('token-get', S, 'service', 100),
+    row('token-get', P, 'service', 120),
+    row('token-get', 'ceiling', 'ceiling', 30),
+    ...[10, 500, 5000].flatMap((n) => [row(`school${n}-soap11`, S, 'service', 100 + n * 0.5), row(`school${n}-soap11`, P, 'service', 100 + n * (n === 5000 ? 0.8 : 0.5))]),
+  ];
+  const verdicts = judgeCpu(WORKLOADS, cpu, [], stores, []);
+  const v = (target: string) => verdicts.find((x) => x.target === target);
+
+  test('a ratio within its limit holds; one beyond says by how much it misses', () => {
+    expect(v("SQLite: GetTokenDevice SOAP 1.1 CPU/request <= 0.5x node-soap's")).toEqual({ target: expect.any(String), ok: true, measured: '0.45x (90 vs 200 us)' });
+    expect(v("PostgreSQL: GetTokenDevice SOAP 1.1 CPU/request <= 0.5x node-soap's")).toMatchObject({ ok: false, measured: '0.75x, misses by 50% (150 vs 200 us)' });
+    expect(v("SQLite: GetTokenDevice GET CPU/request <= 2.5x ceiling's")).toMatchObject({ ok: false, measured: expect.stringMatching(/^3\.33x, misses by 33%/) });
+  });
+
+  test('PostgreSQL is held within 1.5x of SQLite on each workload', () => {
+    expect(v("token-soap11: PostgreSQL CPU/request <= 1.5x SQLite's")).toMatchObject({ ok: false });
+    expect(v("token-get: PostgreSQL CPU/request <= 1.5x SQLite's")).toMatchObject({ ok: true });
+  });
+
+  test('linear in students: the cost of a student from 500 to 5,000 against that from 10 to 500', () => {
+    expect(v('SQLite: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500)')).toMatchObject({ ok: true });
+    // 0.5 µs a student to 500, then (4100 - 350) / 4500 = 0.83: 1.67x.
+    expect(v('PostgreSQL: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500)')).toMatchObject({ ok: false, measured: expect.stringMatching(/^1\.67x, misses by 33%/) });
+  });
+
+  test('a target with nothing measured for it is not judged', () => {
+    expect(v("SQLite: AuthCode SOAP 1.1 CPU/request <= 1x node-soap's")).toBeUndefined();
+  });
+});
+
+test('the paced rate: a third of the slower of the first service and the ceiling, or of a slower target its own', () => {
+  expect(pacedRates([{ kind: 'service', max: 3000 }, { kind: 'service', max: 600 }, { kind: 'ceiling', max: 9000 }, { kind: 'node-soap', max: 30 }])).toEqual([1000, 200, 1000, 10]);
+  expect(pacedRates([{ kind: 'service', max: 6 }])).toEqual([5]);
+});
