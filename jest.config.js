@@ -16,7 +16,7 @@ const common = {
  * The suites that exercise the service through a store run twice, once per store: this list is
  * the PostgreSQL half. A new suite that builds the app with test/helpers/app.ts belongs here.
  */
-const BEHAVIOUR_SUITES = ['schema-compat', 'exchanges', 'soap', 'http', 'roundtrip', 'legacy-matrix', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-delivery', 'sms-defaults', 'sms-processes', 'shadow', 'express-mount', 'express-mount-bytes'];
+const BEHAVIOUR_SUITES = ['schema-compat', 'exchanges', 'soap', 'http', 'roundtrip', 'legacy-matrix', 'localhost', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-delivery', 'sms-defaults', 'sms-processes', 'shadow', 'express-mount', 'express-mount-bytes', 'postgres-rosters'];
 
 async function postgresReachable(url) {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3000 });
@@ -48,7 +48,7 @@ function redisReachable(url) {
 /** @returns {Promise<import('jest').Config>} */
 module.exports = async () => {
   const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-  const projects = [{ ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/postgres\\.test\\.ts$'] }];
+  const projects = [{ ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/postgres(-rosters)?\\.test\\.ts$'] }];
   const why = await postgresReachable(url);
   if (why === null) {
     projects.push({

@@ -83,6 +83,11 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
     const shared = s === 'Soap' && (tag === 'message' || tag === 'portType');
     return (shared ? soap : protocols.has(protocol)) ? whole : '';
   });
+  if (!protocols.has('HttpGet') && !protocols.has('HttpPost')) {
+    // The top-level elements HTTP GET/POST answer with (string, ArrayOf...) are exported only by their
+    // reflectors (MimeXmlReflector.ReflectReturn); HttpPostLocalhost's never runs for ?wsdl.
+    text = text.replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '');
+  }
   if (!soap) {
     // The operations' wrapper elements are SOAP's; what HTTP answers with (string, ArrayOf...) stays.
     const operations = findEndpoint(endpoint)?.operations.flatMap((op) => [op.name, `${op.name}Response`]) ?? [];
