@@ -97,7 +97,12 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
       .replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '')
       .replace(/(<s:schema [^>]*>\r?\n)/, (open: string) => open + returns.join(''))
       .replace(/<wsdl:types>\s*<s:schema [^>]*>\s*<\/s:schema>\s*<\/wsdl:types>/, '<wsdl:types />');
-  } else if (!soap11) {
+  } else if (!protocols.has('HttpGet') && !protocols.has('HttpPost')) {
+    // HTTP's return elements (`string`, `ArrayOf...`) are exported by its reflector (MimeXmlReflector)
+    // alone; HttpPostLocalhost has no binding in the description, so it brings none either.
+    text = text.replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '');
+  }
+  if (soap && !soap11) {
     text = text
       .replace(/Soap(In|Out)"/g, 'Soap12$1"')
       .split(`name="${endpoint}Soap"`).join(`name="${endpoint}Soap12"`)
