@@ -16,7 +16,7 @@ const common = {
  * The suites that exercise the service through a store run twice, once per store: this list is
  * the PostgreSQL half. A new suite that builds the app with test/helpers/app.ts belongs here.
  */
-const BEHAVIOUR_SUITES = ['schema-compat', 'exchanges', 'soap', 'http', 'roundtrip', 'legacy-matrix', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-delivery', 'sms-defaults', 'sms-processes', 'shadow', 'express-mount', 'express-mount-bytes'];
+const BEHAVIOUR_SUITES = ['schema-compat', 'exchanges', 'soap', 'http', 'roundtrip', 'legacy-matrix', 'localhost', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-delivery', 'sms-defaults', 'sms-processes', 'shadow', 'express-mount', 'express-mount-bytes', 'postgres-rosters'];
 
 async function postgresReachable(url) {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3000 });
@@ -48,7 +48,7 @@ function redisReachable(url) {
 /** @returns {Promise<import('jest').Config>} */
 module.exports = async () => {
   const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-  const projects = [{ ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/postgres\\.test\\.ts$'] }];
+  const projects = [{ ...common, displayName: 'sqlite', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/postgres(-rosters)?\\.test\\.ts$'] }];
   const why = await postgresReachable(url);
   if (why === null) {
     projects.push({
@@ -78,6 +78,12 @@ module.exports = async () => {
   process.env.TEST_NGINX = nginx ?? '';
   if (nginx === undefined && process.env.REQUIRE_NGINX !== '1') {
     process.stderr.write('nginx is not installed: the deploy/nginx tests are SKIPPED (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)\n');
+  }
+  // The console's browser test drives Debian's chromium (CHROMIUM_PATH to use another).
+  const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && fs.existsSync(p));
+  process.env.TEST_CHROMIUM = chromium ?? '';
+  if (chromium === undefined && process.env.REQUIRE_BROWSER !== '1') {
+    process.stderr.write('chromium is not installed: the console browser test is SKIPPED (apt-get install chromium; REQUIRE_BROWSER=1 makes this a failure)\n');
   }
   return {
     projects,

@@ -18,6 +18,8 @@ interface Kind {
 
 export interface Summary {
   lines: number;
+  /** Of those, the differences the second legacy site showed too (SHADOW_URL_SECONDARY): noise, not this service's doing. */
+  noise: number;
   unreadable: number;
   /** `operation binding` (an empty name as `-`) to the number of requests that differed. */
   byOperation: Record<string, number>;
@@ -25,7 +27,7 @@ export interface Summary {
 }
 
 export async function summarise(input: NodeJS.ReadableStream): Promise<Summary> {
-  const summary: Summary = { lines: 0, unreadable: 0, byOperation: {}, kinds: [] };
+  const summary: Summary = { lines: 0, noise: 0, unreadable: 0, byOperation: {}, kinds: [] };
   const kinds = new Map<string, Kind>();
   for await (const text of readline.createInterface({ input, crlfDelay: Infinity })) {
     if (text.trim() === '') continue;
@@ -38,6 +40,7 @@ export async function summarise(input: NodeJS.ReadableStream): Promise<Summary> 
       continue;
     }
     summary.lines++;
+    if (line.noise === true) summary.noise++;
     const key = `${line.operation || '-'} ${line.binding || '-'}`;
     summary.byOperation[key] = (summary.byOperation[key] ?? 0) + 1;
     // A request counts once per kind, however often the kind occurs in it.
@@ -52,7 +55,8 @@ export async function summarise(input: NodeJS.ReadableStream): Promise<Summary> 
 }
 
 export function format(s: Summary): string {
-  const out: string[] = [`${s.lines} requests with differences${s.unreadable > 0 ? ` (${s.unreadable} unreadable lines skipped)` : ''}`, ''];
+  const noise = s.noise > 0 ? `, ${s.noise} of them noise (the second legacy site differed the same way)` : '';
+  const out: string[] = [`${s.lines} requests with differences${noise}${s.unreadable > 0 ? ` (${s.unreadable} unreadable lines skipped)` : ''}`, ''];
   if (s.lines === 0) return out.join('\n');
   out.push('By operation and binding:');
   for (const [key, n] of Object.entries(s.byOperation).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) out.push(`  ${String(n).padStart(7)}  ${key}`);

@@ -14,6 +14,7 @@ import type { ConsoleView } from '../src/console/view';
 import { createAdminServer } from '../src/process/admin';
 import type { DifferenceLine } from '../src/shadow/report';
 import { openSqliteStore } from '../src/store/sqlite';
+import { request, startService, TOKEN_PATH } from './helpers/service';
 
 /**
  * The cut-over console's parts: the metrics text read back, the per-minute history (bounded, resets,
@@ -224,5 +225,24 @@ describe('on the admin listener', () => {
     expect([root.status, root.headers.get('location')]).toEqual([302, '/console']);
     expect((await fetch(`${base}/console`, { method: 'HEAD' })).status).toBe(200);
     expect((await fetch(`${base}/console/x`)).status).toBe(404);
+  });
+});
+
+describe('with workers', () => {
+  test('the cluster primary serves the console, and its numbers are the whole service, summed over the workers', async () => {
+    const s = await startService({ env: { WORKERS: '2' } });
+    try {
+      // A connection each: the primary hands them to the workers in turn.
+      for (let i = 0; i < 6; i++) expect((await request(s.port, TOKEN_PATH)).status).toBe(200);
+      const page = await request(s.adminPort, '/console');
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('2 workers (summed)');
+      expect(page.body).toMatch(/<tr><td>GetTokenDevice<\/td><td class="text">httpget<\/td><td>6<\/td>/);
+      expect(page.body).toContain('6 requests answered since this process started.');
+    } finally {
+      s.kill();
+      await s.exited;
+      fs.rmSync(s.dir, { recursive: true, force: true });
+    }
   });
 });

@@ -12,8 +12,9 @@ import { createTestApp, type TestApp } from './helpers/app';
  * other caller as with HTTP POST off; behind TRUST_PROXY the caller is the forwarded client. The help
  * page's test form follows the same rule, and the WSDL never has the HTTP POST binding for it.
  *
- * A remote caller is made by connecting from 127.0.0.2 to the service on 127.0.0.1: .NET counts only
- * 127.0.0.1, ::1 and the connection's own local address as local.
+ * ASMX asks `request.Url.IsLoopback || request.IsLocal`. A remote caller is made by connecting from
+ * 127.0.0.2 to the service on 127.0.0.1 (IsLocal counts only 127.0.0.1, ::1 and the connection's own
+ * local address) and asking for a URL on a host that is not loopback (`Host: school.example`).
  */
 
 const NET_DEFAULT = 'HttpSoap12,HttpSoap,HttpPostLocalhost,Documentation';
@@ -39,9 +40,11 @@ describe('PROTOCOLS names', () => {
   });
 });
 
-/** A request as isLocalCaller reads it: the socket's two ends and the headers. */
-const fakeRequest = (remoteAddress: string | undefined, localAddress: string, headers: http.IncomingHttpHeaders = {}) =>
-  ({ socket: { remoteAddress, localAddress }, headers }) as unknown as http.IncomingMessage;
+/** A request as isLocalCaller reads it: the socket's two ends and the headers (by default a URL on a host that is not loopback). */
+const fakeRequest = (remoteAddress: string | undefined, localAddress: string, headers: http.IncomingHttpHeaders = { host: 'school.example' }) =>
+  ({ socket: { remoteAddress, localAddress, localPort: 80 }, headers }) as unknown as http.IncomingMessage;
+const direct = { trustProxy: false, publicUrl: null };
+const proxied = { trustProxy: true, publicUrl: null };
 
 describe('isLocalCaller: .NET HttpRequest.IsLocal, and the forwarded client behind a trusted proxy', () => {
   // [what, the socket's peer, its own local address, local?]
@@ -55,7 +58,7 @@ describe('isLocalCaller: .NET HttpRequest.IsLocal, and the forwarded client behi
     ['another host', '192.0.2.11', '192.0.2.10', false],
     ['no peer (the socket is gone)', undefined, '127.0.0.1', false],
   ] as [string, string | undefined, string, boolean][])('without TRUST_PROXY, a peer %s: %s', (_what, peer, own, local) => {
-    expect(isLocalCaller(fakeRequest(peer, own), false)).toBe(local);
+    expect(isLocalCaller(fakeRequest(peer, own), direct)).toBe(local);
   });
 
   test.each([
@@ -65,11 +68,49 @@ describe('isLocalCaller: .NET HttpRequest.IsLocal, and the forwarded client behi
     ['a client that claims loopback before the proxy\'s entry', '127.0.0.1, 203.0.113.9', false],
     ['an entry that is no address', 'unknown', false],
   ])('with TRUST_PROXY and a proxy on this machine, %s (%s)', (_what, forwarded, local) => {
-    expect(isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1', { 'x-forwarded-for': forwarded }), true)).toBe(local);
+    expect(isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1', { host: 'school.example', 'x-forwarded-for': forwarded }), proxied)).toBe(local);
   });
 
   test('with TRUST_PROXY, a request whose client the proxy did not name is not local', () => {
-    expect(isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1'), true)).toBe(false);
+    expect(isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1'), proxied)).toBe(false);
+  });
+});
+
+describe("isLocalCaller: .NET's Request.Url.IsLoopback, the URL the request was made to", () => {
+  const REMOTE_PEER = '192.0.2.11';
+  test.each([
+    ['localhost', true],
+    ['LocalHost:8080', true],
+    ['loopback', true],
+    ['127.0.0.1:8080', true],
+    ['127.3.2.1', true],
+    ['[::1]:8080', true],
+    ['[::ffff:127.0.0.1]', true],
+    ['[::127.0.0.1]', true],
+    ['[::ffff:127.0.0.2]', false],
+    ['school.example', false],
+    ['localhost.school.example', false],
+    ['128.0.0.1', false],
+  ])('Host: %s from a remote peer', (host, local) => {
+    expect(isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10', { host }), direct)).toBe(local);
+  });
+
+  test('no Host header (HTTP/1.0): the address the connection reached, as IIS then names the server', () => {
+    expect(isLocalCaller(fakeRequest(REMOTE_PEER, '127.0.0.1', {}), direct)).toBe(true);
+    expect(isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10', {}), direct)).toBe(false);
+  });
+
+  test('behind TRUST_PROXY, the host the proxy says the client asked for, not the one it asked us for', () => {
+    const via = (host: string, forwardedHost?: string) =>
+      isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1', { host, 'x-forwarded-for': '203.0.113.9', ...(forwardedHost ? { 'x-forwarded-host': forwardedHost } : {}) }), proxied);
+    expect(via('127.0.0.1:8080', 'school.example')).toBe(false);
+    expect(via('school.example')).toBe(false);
+    expect(via('school.example', 'localhost')).toBe(true);
+  });
+
+  test("with PUBLIC_URL, its host is the request's", () => {
+    expect(isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10', { host: 'localhost' }), { trustProxy: false, publicUrl: 'https://school.example/S' })).toBe(false);
+    expect(isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10'), { trustProxy: false, publicUrl: 'http://localhost:8080' })).toBe(true);
   });
 });
 
@@ -115,11 +156,11 @@ interface Answer {
   body: string;
 }
 
-/** One request from `from` to the app listening on 127.0.0.1. */
+/** One request from `from` to the app listening on 127.0.0.1, for a URL on `Host: school.example` unless `headers` say otherwise. */
 function call(port: number, method: string, path: string, from: string, headers: Record<string, string> = {}, body = ''): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method, path, localAddress: from, headers: { ...headers, ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) } : {}) } },
+      { host: '127.0.0.1', port, method, path, localAddress: from, headers: { Host: 'school.example', ...headers, ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) } : {}) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -164,9 +205,8 @@ describe('HttpPostLocalhost served', () => {
   const REMOTE = '127.0.0.2';
   const post = (app: string, from: string, headers: Record<string, string> = {}) =>
     call(port[app]!, 'POST', '/PushNotificationMobile.asmx/GetTokenDevice', from, headers, 'id=dev-1001');
-  // The page's addresses name the port it was asked on.
   const helpPage = async (app: string, from: string, headers: Record<string, string> = {}) =>
-    (await call(port[app]!, 'GET', '/PushNotificationMobile.asmx?op=GetTokenDevice', from, headers)).body.split(`:${port[app]}/`).join(':PORT/');
+    (await call(port[app]!, 'GET', '/PushNotificationMobile.asmx?op=GetTokenDevice', from, headers)).body;
 
   test('a local caller is answered as with HTTP POST on', async () => {
     const answer = await post('localhost', LOCAL);
@@ -187,6 +227,13 @@ describe('HttpPostLocalhost served', () => {
     expect(await post('proxied', LOCAL)).toEqual(refused);
     expect(await post('proxied', LOCAL, { 'X-Forwarded-For': '127.0.0.1, 203.0.113.9' })).toEqual(refused);
     expect((await post('proxied', REMOTE, { 'X-Forwarded-For': '127.0.0.1' })).status).toBe(200);
+  });
+
+  test('a remote caller that asks for a loopback URL is local, as in ASMX (Url.IsLoopback)', async () => {
+    const served = await post('postOn', LOCAL);
+    expect(await post('localhost', REMOTE, { Host: `127.0.0.1:${port.localhost}` })).toEqual(served);
+    expect(await post('localhost', REMOTE, { Host: 'localhost' })).toEqual(served);
+    expect(await post('proxied', LOCAL, { 'X-Forwarded-For': '203.0.113.9', 'X-Forwarded-Host': 'localhost' })).toEqual(served);
   });
 
   test('the help page shows the test form and the HTTP POST sample to a local caller only', async () => {
@@ -213,7 +260,7 @@ describe('HttpPostLocalhost served', () => {
     for (const query of ['wsdl', 'disco']) {
       const path = `/PushNotificationMobile.asmx?${query}`;
       const off = await call(port.postOff!, 'GET', path, LOCAL);
-      for (const from of [LOCAL, REMOTE]) expect(await call(port.localhost!, 'GET', path, from)).toEqual({ ...off, body: off.body.split(`:${port.postOff}/`).join(`:${port.localhost}/`) });
+      for (const from of [LOCAL, REMOTE]) expect(await call(port.localhost!, 'GET', path, from)).toEqual(off);
     }
   });
 });

@@ -231,6 +231,9 @@ describe('noise: a second legacy site (SHADOW_URL_SECONDARY)', () => {
       ['GetStudentSchool', false],
       ['GetTokenDevice', true],
     ]);
+    const summary = await summarise(fs.createReadStream(log));
+    expect([summary.lines, summary.noise]).toEqual([2, 1]);
+    expect(format(summary)).toMatch(/^2 requests with differences, 1 of them noise \(the second legacy site differed the same way\)\n/);
   });
 });
 

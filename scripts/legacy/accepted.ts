@@ -54,9 +54,9 @@ export const ACCEPTED: Acceptance[] = [
   },
   {
     cases: ['http-post/ct-json'],
-    reason: 'Mono answers application/json with JSON ({"d":...}) even to a service without [ScriptService]; .NET hands the request to the HTTP POST protocol, which refuses the format (500 "Request format is invalid"), or to the protocols switch where HTTP POST is off',
+    reason: 'Mono answers application/json with JSON ({"d":...}) even to a service without [ScriptService]; on .NET 4 the *.asmx handler, ScriptHandlerFactory, hands the request to its REST handler, which throws for a class without [ScriptService]: ASP.NET\'s runtime error page (500), as ours answers',
     evidence:
-      'System.Web.Extensions/Script/Services/RestHandlerFactory.cs and WebServiceData.cs: JSON is served only by the ScriptHandlerFactory, for classes marked [ScriptService] ("Only Web services with a [ScriptService] attribute ... can be called from script"); System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs reads only form and query parameters',
+      'System.Web.Extensions/Script/Services/ScriptHandlerFactory.cs GetHandler (RestHandlerFactory.IsRestRequest: PathInfo not empty and Content-Type application/json), RestHandler.cs CreateHandler, WebServiceData.cs ("Only Web services with a [ScriptService] attribute ... can be called from script"); IIS maps *.asmx to ScriptHandlerFactory (applicationHost.config WebServiceHandlerFactory-Integrated-4.0)',
   },
   {
     cases: ['http-post/auth-name-only'],

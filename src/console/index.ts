@@ -60,12 +60,19 @@ export function createConsole(sources: ConsoleSources): Console {
   const shadow = sources.config.shadow;
   const totals = new Totals(shadow?.log == null ? null : totalsFile(shadow.log));
 
-  const sample = async (): Promise<Sample[]> => {
-    const samples = parseMetrics((await sources.metrics()).body);
-    const now = Date.now();
-    history.record(samples, now);
-    if (shadow !== null) totals.update(samples, now);
-    return samples;
+  // One read at a time, recorded in the order asked: a page view and the timer's read overlapping
+  // must not record an older scrape after a newer one (it would look like a counter going down).
+  let reading: Promise<unknown> = Promise.resolve();
+  const sample = (): Promise<Sample[]> => {
+    const next = reading.then(async () => {
+      const samples = parseMetrics((await sources.metrics()).body);
+      const now = Date.now();
+      history.record(samples, now);
+      if (shadow !== null) totals.update(samples, now);
+      return samples;
+    });
+    reading = next.catch(() => undefined);
+    return next;
   };
   const tick = () =>
     void sample().catch((error: unknown) => log.warn('console: metrics not read; the next read fills the gap', { error }));

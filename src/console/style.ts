@@ -10,7 +10,7 @@ h3 { font-size: 1em; margin: 1em 0 .3em; }
 .verdict.wait { background: #fdecea; border: 1px solid #d66; }
 .verdict ul { margin: .3em 0 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }
-.charts figure { margin: 0; background: #fff; border: 1px solid #ddd; padding: 6px; }
+.charts figure { margin: 0; background: #fff; border: 1px solid #ddd; padding: 6px; max-width: 572px; }
 table { border-collapse: collapse; background: #fff; margin: .3em 0; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th:first-child, td:first-child, td.text { text-align: left; }

@@ -74,7 +74,7 @@ export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageH
       html,
       operation === undefined
         ? methodNotFoundPage(url, endpoint, ns, requested)
-        : operationHelpPage(url, endpoint, ns, operation, cfg.protocols, isLocalCaller(req, cfg.trustProxy)),
+        : operationHelpPage(url, endpoint, ns, operation, cfg.protocols, isLocalCaller(req, cfg)),
     );
   };
 }

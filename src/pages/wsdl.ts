@@ -83,6 +83,11 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
     const shared = s === 'Soap' && (tag === 'message' || tag === 'portType');
     return (shared ? soap : protocols.has(protocol)) ? whole : '';
   });
+  if (!protocols.has('HttpGet') && !protocols.has('HttpPost')) {
+    // The top-level elements HTTP GET/POST answer with (string, ArrayOf...) are exported only by their
+    // reflectors (MimeXmlReflector.ReflectReturn); HttpPostLocalhost's never runs for ?wsdl.
+    text = text.replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '');
+  }
   if (!soap) {
     // The operations' wrapper elements are SOAP's; what HTTP answers with (string, ArrayOf...) stays.
     const operations = findEndpoint(endpoint)?.operations.flatMap((op) => [op.name, `${op.name}Response`]) ?? [];
@@ -97,12 +102,7 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
       .replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '')
       .replace(/(<s:schema [^>]*>\r?\n)/, (open: string) => open + returns.join(''))
       .replace(/<wsdl:types>\s*<s:schema [^>]*>\s*<\/s:schema>\s*<\/wsdl:types>/, '<wsdl:types />');
-  } else if (!protocols.has('HttpGet') && !protocols.has('HttpPost')) {
-    // HTTP's return elements (`string`, `ArrayOf...`) are exported by its reflector (MimeXmlReflector)
-    // alone; HttpPostLocalhost has no binding in the description, so it brings none either.
-    text = text.replace(/^ {6}<s:element [^>]*\/>\r?\n/gm, '');
-  }
-  if (soap && !soap11) {
+  } else if (!soap11) {
     text = text
       .replace(/Soap(In|Out)"/g, 'Soap12$1"')
       .split(`name="${endpoint}Soap"`).join(`name="${endpoint}Soap12"`)

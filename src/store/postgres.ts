@@ -7,12 +7,16 @@ import type { StudentInfo } from '../contract/types';
 import { migratePostgres, type OpenOptions, PG_MIGRATIONS, pgSchemaState, schemaProblem } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
 import { SqlOutbox } from './outbox';
+import { StudentChanges, WATCH_TIMING, type WatchTiming } from './pg-changes';
+import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import type { ImportSession, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
 
 export interface PostgresOptions {
   url: string;
   poolSize: number;
   statementTimeoutMs: number;
+  /** The roster cache's watch (pg-changes.ts); tests shorten it. */
+  watch?: WatchTiming;
 }
 
 /** The shared SQL with PostgreSQL's numbered parameters. */
@@ -58,10 +62,12 @@ const hasNul = (s: string): boolean => s.includes('\0');
 export class PostgresStore implements Store {
   readonly location: string;
   readonly outbox: SmsOutbox;
+  private readonly rosters = new RosterCache(CACHED_STUDENTS);
 
   private constructor(
     private readonly pool: Pool,
     private readonly options: PostgresOptions,
+    private readonly changes: StudentChanges,
   ) {
     this.location = redactUrl(options.url);
     this.outbox = new SqlOutbox(
@@ -97,7 +103,10 @@ export class PostgresStore implements Store {
       await pool.end().catch(() => undefined);
       throw err;
     }
-    return new PostgresStore(pool, options);
+    // Not a reason to refuse to start: until it listens, every roster is read from the database.
+    const changes = new StudentChanges(connection(options.url, 'student-info changes'), options.watch ?? WATCH_TIMING);
+    await changes.start();
+    return new PostgresStore(pool, options, changes);
   }
 
   private async query<T>(statement: keyof typeof QUERIES, values: unknown[]): Promise<T[]> {
@@ -122,7 +131,12 @@ export class PostgresStore implements Store {
 
   async studentsOf(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
     if (schoolBaseUrl === null || hasNul(schoolBaseUrl) || hasNul(showActive)) return [];
-    return this.read<StudentInfo>('studentsOf', [schoolBaseUrl, showActive]);
+    return this.rosters.getAsync(
+      () => this.changes.version(),
+      schoolBaseUrl,
+      showActive,
+      () => this.read<StudentInfo>('studentsOf', [schoolBaseUrl, showActive]),
+    );
   }
 
   async deviceToken(idDevice: string | null): Promise<string | null> {
@@ -195,6 +209,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.changes.close();
     if (!this.pool.ended && !this.pool.ending) await this.pool.end();
   }
 }
@@ -204,6 +219,6 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 const copyValue = (value: unknown): string =>
   value === null || value === undefined ? '\\N' : String(value).replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!);
 
-function connection(url: string): ClientConfig {
-  return { connectionString: url, application_name: 'student-info', keepAlive: true };
+function connection(url: string, name = 'student-info'): ClientConfig {
+  return { connectionString: url, application_name: name, keepAlive: true };
 }

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import type { StudentInfo } from '../contract/types';
 import { isBusy, unlockedStatements, whenUnlocked } from './busy';
 import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
-import { RosterCache } from './roster-cache';
+import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
 import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
 import { SqlOutbox } from './outbox';
@@ -17,9 +17,6 @@ import { sqliteNotWritable } from './writable';
  * every statement waits for locks asynchronously (busy.ts).
  */
 const OPEN_BUSY_TIMEOUT_MS = 5000;
-
-/** Students kept in read rosters, all schools together: some tens of MB at most. */
-const CACHED_STUDENTS = 100_000;
 
 /**
  * The embedded backend. better-sqlite3 is synchronous; the methods are async to share the Store

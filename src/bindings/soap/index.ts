@@ -1,15 +1,17 @@
 import type { Request, Response } from '../../transport/types';
 import { AsmxError, Errors } from '../../basics/errors';
 import { exchangeOf, reportFault, reportRefusal } from '../../transport/exchange';
+import { callerOf } from '../../transport/context';
 import { ABSENT_CHAR, charFromSoapCode } from '../../contract/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../contract/operations';
-import type { Operation, Result } from '../../contract/types';
+import type { Caller, Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
 import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
 import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
+import { quickScan } from './quick-scan';
 import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contract/soap-versions';
 
@@ -31,6 +33,7 @@ import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contr
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  caller: Caller;
   /** What the operation returned, when it did. */
   result?: Result;
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
@@ -107,7 +110,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.type, contentType.charset);
     // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
     if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
-    const scanned = scanEnvelope(decoded.text, opts.xmlLimits);
+    const scanned = quickScan(decoded.text, opts.xmlLimits) ?? scanEnvelope(decoded.text, opts.xmlLimits);
     if (!scanned.ok) {
       // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
       // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
@@ -131,7 +134,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     if (malformed !== undefined && bodyIs(scan, ns, op)) return sendEmpty(res, 400, version, `markup in parameter ${malformed.name}`);
 
     exchangeOf(res).operation = op.name;
-    const context: RequestContext = { scan };
+    const context: RequestContext = { scan, caller: callerOf(res) };
     const result = await servers[version.name].call(op, operationArguments(op, ns, scan), context);
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
@@ -206,7 +209,7 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
         // Headers are checked once parameters are read, before the operation runs.
         context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
-        const result = await run(...values);
+        const result = await run(context.caller, ...values);
         context.result = result;
         return writer.soap(result);
       } catch (e) {

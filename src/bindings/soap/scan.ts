@@ -69,23 +69,111 @@ export interface XmlLimits {
   readonly maxElements: number;
 }
 
+/** An attribute as both readers report it: its expanded name and its value as written. */
+export interface ScannedAttribute {
+  readonly uri: string;
+  readonly local: string;
+  readonly value: string;
+}
+
+/**
+ * What a request's elements tell the front, whichever reader reads them: sax (scanEnvelope) or the
+ * quick reader (quick-scan.ts) for the plain requests that make up most traffic. Both feed it the
+ * same events, so each rule of what ASMX reads from the envelope is written once, here.
+ */
+export class EnvelopeBuilder {
+  root: QName | null = null;
+  bodyChild: QName | null = null;
+  private hasBody = false;
+  private mustUnderstand: string | null = null;
+  private readonly params = new Map<string, ScannedParam>();
+  // depth 1 = Envelope, 2 = Header/Body, 3 = operation element (or header entry), 4 = parameter
+  private depth = 0;
+  private section: 'Header' | 'Body' | null = null;
+  /** Inside the first element of the Body: only its children are parameters. */
+  private inFirstOp = false;
+  private param: OpenParam | null = null;
+  private elements = 0;
+
+  /**
+   * @param at where the reader stands, for a refusal's message (the quick reader gives up instead,
+   * leaving the refusal to sax)
+   */
+  constructor(
+    private readonly source: string,
+    private readonly limits: XmlLimits,
+    private readonly at: () => string,
+  ) {}
+
+  open(name: string, uri: string, local: string, attributes: Iterable<ScannedAttribute>): void {
+    const depth = ++this.depth;
+    if (depth > this.limits.maxDepth) throw new Refused(`${ParserMessages.tooDeep(this.limits.maxDepth)} ${this.at()}`);
+    if (++this.elements > this.limits.maxElements) throw new Refused(`${ParserMessages.tooManyElements(this.limits.maxElements)} ${this.at()}`);
+    if (depth === 1) {
+      if (this.root !== null) throw new Refused(`There are multiple root elements. ${this.at()}`);
+      this.root = { ns: uri, local };
+    } else if (depth === 2) {
+      this.section = uri === this.root?.ns && (local === 'Body' || local === 'Header') ? local : null;
+      if (this.section === 'Body') this.hasBody = true;
+    } else if (depth === 3 && this.section === 'Header' && this.mustUnderstand === null) {
+      for (const a of attributes) {
+        if (a.local === 'mustUnderstand' && a.uri === this.root?.ns) {
+          if (a.value === '1' || a.value === 'true') this.mustUnderstand = name;
+          break;
+        }
+      }
+    } else if (depth === 3 && this.section === 'Body' && this.bodyChild === null) {
+      this.bodyChild = { ns: uri, local };
+      this.inFirstOp = true;
+    } else if (depth === 4 && this.inFirstOp) {
+      const key = paramKey(uri, local);
+      if (!this.params.has(key)) {
+        let nil = false;
+        for (const a of attributes) if (a.local === 'nil' && a.uri === XSI && (a.value === 'true' || a.value === '1')) nil = true;
+        this.param = { key, text: '', nil, malformed: false };
+      }
+    } else if (depth > 4 && this.param !== null) {
+      this.param.malformed = true;
+    }
+  }
+
+  text(text: string): void {
+    if (this.param !== null && this.depth === 4) this.param.text += text;
+  }
+
+  comment(): void {
+    if (this.param !== null) this.param.malformed = true;
+  }
+
+  /** @param position the index just past the end tag's `>` */
+  close(position: number): void {
+    const { depth, param } = this;
+    if (depth === 4 && param !== null) {
+      this.params.set(param.key, {
+        text: param.text,
+        nil: param.nil && param.text === '',
+        malformed: param.malformed,
+        nextIndex: followingNode(this.source, position),
+      });
+      this.param = null;
+    }
+    if (depth === 3) this.inFirstOp = false;
+    if (depth === 2) this.section = null;
+    this.depth--;
+  }
+
+  result(): ScanOutcome {
+    const { root, hasBody, bodyChild, params, mustUnderstand, source } = this;
+    if (root === null) return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
+    return { ok: true, scan: { root, hasBody, bodyChild, params, mustUnderstand, source } };
+  }
+}
+
 export function scanEnvelope(source: string, limits: XmlLimits): ScanOutcome {
-  let root: QName | null = null;
-  let bodyChild: QName | null = null;
-  if (source.trim() === '') return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
+  if (source.trim() === '') return { ok: false, message: ParserMessages.rootMissing, root: null, bodyChild: null };
 
   const parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
-  let hasBody = false;
-  let mustUnderstand: string | null = null;
-  const params = new Map<string, ScannedParam>();
-  // depth 1 = Envelope, 2 = Header/Body, 3 = operation element (or header entry), 4 = parameter
-  let depth = 0;
-  let section: 'Header' | 'Body' | null = null;
-  /** Inside the first element of the Body: only its children are parameters. */
-  let inFirstOp = false;
-  let param: OpenParam | null = null;
-  let elements = 0;
-  const at = () => `Line ${parser.line + 1}, position ${parser.column + 1}.`;
+  const builder = new EnvelopeBuilder(source, limits, () => `Line ${parser.line + 1}, position ${parser.column + 1}.`);
 
   parser.onerror = (e) => {
     throw e;
@@ -95,61 +183,20 @@ export function scanEnvelope(source: string, limits: XmlLimits): ScanOutcome {
   };
   parser.onopentag = (node) => {
     const tag = node as sax.QualifiedTag;
-    depth++;
-    if (depth > limits.maxDepth) throw new Refused(`${ParserMessages.tooDeep(limits.maxDepth)} ${at()}`);
-    if (++elements > limits.maxElements) throw new Refused(`${ParserMessages.tooManyElements(limits.maxElements)} ${at()}`);
-    if (depth === 1) {
-      if (root !== null) throw new Refused(`There are multiple root elements. ${at()}`);
-      root = { ns: tag.uri, local: tag.local };
-    } else if (depth === 2) {
-      section = tag.uri === root?.ns && (tag.local === 'Body' || tag.local === 'Header') ? tag.local : null;
-      if (section === 'Body') hasBody = true;
-    } else if (depth === 3 && section === 'Header' && mustUnderstand === null) {
-      const attr = Object.values(tag.attributes).find((a) => a.local === 'mustUnderstand' && a.uri === root?.ns);
-      if (attr && (attr.value === '1' || attr.value === 'true')) mustUnderstand = tag.name;
-    } else if (depth === 3 && section === 'Body' && bodyChild === null) {
-      bodyChild = { ns: tag.uri, local: tag.local };
-      inFirstOp = true;
-    } else if (depth === 4 && inFirstOp) {
-      const key = paramKey(tag.uri, tag.local);
-      if (!params.has(key)) {
-        const nil = Object.values(tag.attributes).some((a) => a.local === 'nil' && a.uri === XSI && (a.value === 'true' || a.value === '1'));
-        param = { key, text: '', nil, malformed: false };
-      }
-    } else if (depth > 4 && param !== null) {
-      param.malformed = true;
-    }
+    builder.open(tag.name, tag.uri, tag.local, Object.values(tag.attributes));
   };
-  const onText = (text: string) => {
-    if (param !== null && depth === 4) param.text += text;
-  };
+  const onText = (text: string) => builder.text(text);
   parser.ontext = onText;
   parser.oncdata = onText;
-  parser.oncomment = () => {
-    if (param !== null) param.malformed = true;
-  };
-  parser.onclosetag = () => {
-    if (depth === 4 && param !== null) {
-      params.set(param.key, {
-        text: param.text,
-        nil: param.nil && param.text === '',
-        malformed: param.malformed,
-        nextIndex: followingNode(source, parser.position),
-      });
-      param = null;
-    }
-    if (depth === 3) inFirstOp = false;
-    if (depth === 2) section = null;
-    depth--;
-  };
+  parser.oncomment = () => builder.comment();
+  parser.onclosetag = () => builder.close(parser.position);
   try {
     parser.write(source).close();
   } catch (e) {
     const message = e instanceof Refused ? e.message : parserMessage(e, parser, source);
-    return { ok: false, message, root, bodyChild };
+    return { ok: false, message, root: builder.root, bodyChild: builder.bodyChild };
   }
-  if (root === null) return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
-  return { ok: true, scan: { root, hasBody, bodyChild, params, mustUnderstand, source } };
+  return builder.result();
 }
 
 /**

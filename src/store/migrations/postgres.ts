@@ -64,6 +64,23 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   ALTER TABLE auth_code_outbox ADD COLUMN send_started_at timestamptz;
   `,
   },
+  // 4: every statement that changes students, whoever runs it (an import on any instance, another
+  // school system, psql), notifies at its commit, so that each instance can keep the rosters it read
+  // (pg-changes.ts). ALWAYS: also under session_replication_role = replica (logical replication's
+  // apply). Older programs ignore the notifications. SQLite needs none: its data_version does this.
+  {
+    additive: true,
+    sql: `
+  CREATE FUNCTION students_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('student_info_changed', TG_TABLE_SCHEMA);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER students_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON students
+    FOR EACH STATEMENT EXECUTE FUNCTION students_changed();
+  ALTER TABLE students ENABLE ALWAYS TRIGGER students_changed;
+  `,
+  },
 ];
 
 type Queryable = Pick<PoolClient, 'query'>;
