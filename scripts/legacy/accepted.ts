@@ -31,7 +31,7 @@ export const ALLOWANCES: Array<{ rule: string; evidence: string }> = [
   },
   {
     rule: "paths are matched without regard to case: a case may ask the legacy host `legacyPath` (Mono's file lookup is case-sensitive; IIS's is not)",
-    evidence: 'IIS maps URLs to files case-insensitively (NTFS); System.Web/HttpRequest.cs compares paths with StringComparison.OrdinalIgnoreCase',
+    evidence: 'System.Web/Configuration/HttpHandlerAction.cs: a handler\'s path (*.asmx) is a case-insensitive URL wildcard (new WildcardUrl(Path, true)), and IIS serves the .asmx file from a case-insensitive file system',
   },
 ];
 
