@@ -1,22 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from '../transport/types';
 import { exchangeOf, type RequestTap } from '../transport/exchange';
-import { logger, readScopeFrom } from '../basics/log';
+import { logger } from '../basics/log';
 import { recordExchange } from './metrics';
-import { clientAddress, currentRequest, type RequestContext, withRequestContext } from '../transport/context';
-
-/**
- * Requests whose answer is finished. Work a request started may outlive it in its async context (a
- * timer the dispatcher set when the request woke it, a database connection opened for it): lines
- * written then are not about the request, and do not carry its id.
- */
-const ended = new WeakSet<RequestContext>();
-
-// Every line logged while a request is served (however deep: the SMS intake, the store) carries its id.
-readScopeFrom(() => {
-  const context = currentRequest();
-  return context === undefined || ended.has(context) ? undefined : context;
-});
+import { clientAddress, setCaller } from '../transport/context';
 
 /** A request id taken from a client is kept only if it is short and plain (it goes into logs and a header). */
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -45,16 +32,15 @@ export function requestHooks(options: HookOptions): (req: Request, res: Response
     res.locals.requestId = requestId;
     const ex = exchangeOf(res);
     res.setHeader('X-Request-Id', requestId);
-    // Read once: the log line has it, and AuthCode's limits need it however deep the await chain runs.
+    // Read once: the log line has it, and the binding hands it to the operation with the id
+    // (AuthCode's limits count by it).
     const client = clientAddress(req, options.trustProxy);
+    setCaller(res, { reqId: requestId, clientAddress: client });
     const tapped = options.tap?.(req, res) ?? null;
-
-    const context: RequestContext = { reqId: requestId, clientAddress: client };
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
-      ended.add(context);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       // A connection dropped before the answer was complete is logged as status 0.
       const status = res.writableFinished ? res.statusCode : 0;
@@ -83,6 +69,6 @@ export function requestHooks(options: HookOptions): (req: Request, res: Response
     };
     res.once('finish', finish);
     res.once('close', finish);
-    withRequestContext(context, next);
+    next();
   };
 }

@@ -127,11 +127,9 @@ function stackFirst(err: Fields): Fields {
   return err;
 }
 
-/** A line's fields as written: what pino's formatters.log is given, after the request scope is added. */
+/** A line's fields as written: what pino's formatters.log is given. */
 export function fieldsOf(fields: Fields): Fields {
-  const scope = currentScope();
-  const bounded = new Bounder().object(fields, '', -1, false);
-  return scope === undefined || bounded.reqId !== undefined ? bounded : { reqId: scope.reqId, ...bounded };
+  return new Bounder().object(fields, '', -1, false);
 }
 
 /**
@@ -145,20 +143,6 @@ export function lineOf(line: string): string {
   const { level, time, pid, reqId, msg } = JSON.parse(line) as Fields;
   const short = { level, time, pid, reqId, msg: typeof msg === 'string' ? cut(msg, 128) : undefined, lineCut: bytes };
   return `${JSON.stringify(short)}\n`;
-}
-
-/** What every line written while a request is served carries: set by the request hooks. */
-export interface LogScope {
-  readonly reqId: string;
-}
-let currentScope: () => LogScope | undefined = () => undefined;
-/**
- * Where the logger finds the request a line is written for. The request hooks keep the request's
- * context in one AsyncLocalStorage (transport/context.ts) and hand the logger a way to read it, so
- * that a line from any depth (the SMS intake, the store) carries the request id.
- */
-export function readScopeFrom(read: () => LogScope | undefined): void {
-  currentScope = read;
 }
 
 const options: pino.LoggerOptions = {

@@ -12,7 +12,19 @@ export const STUDENT_FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActiv
 export type Result = void | string | null | StudentInfo[];
 
 /**
- * An operation as the bindings call it: its arguments in contract order, each a string, or `null`
- * for a SOAP parameter that was absent. A char argument is the character itself ('\0' when absent).
+ * Who is asking, read once by the request hooks as the request arrives: what an operation may need
+ * beyond its arguments (AuthCode's limits count by address, and its log lines carry the request's id).
  */
-export type Operation = (...args: (string | null)[]) => Promise<Result>;
+export interface Caller {
+  /** The request's id (X-Request-Id). */
+  readonly reqId: string;
+  /** The client's IP address: the socket's peer, or behind a trusted proxy the address it saw. */
+  readonly clientAddress: string | null;
+}
+
+/**
+ * An operation as the bindings call it: the caller, then its arguments in contract order, each a
+ * string, or `null` for a SOAP parameter that was absent. A char argument is the character itself
+ * ('\0' when absent).
+ */
+export type Operation = (caller: Caller, ...args: (string | null)[]) => Promise<Result>;

@@ -1,11 +1,10 @@
 import type { SmsIntake } from '../sms/intake';
 import type { Store } from '../store/store';
-import { currentRequest } from '../transport/context';
-import type { Operation, StudentInfo } from '../contract/types';
+import type { Caller, Operation, StudentInfo } from '../contract/types';
 
 /**
  * The five endpoints as plain typed objects: what each operation does, with no XML, HTTP or
- * node-soap in sight. The bindings call them with arguments in contract order.
+ * node-soap in sight. The bindings call them with the caller, then the arguments in contract order.
  */
 
 export class AuthCodeSending {
@@ -15,25 +14,25 @@ export class AuthCodeSending {
    * Texts the code to the phone. The answer is empty whatever happens: a request that is refused
    * (bad phone or code, a limit) is dropped; one that is accepted is durable before the answer.
    */
-  async AuthCode(code: string | null, phone: string | null): Promise<void> {
-    await this.intake.accept(code, phone, currentRequest()?.clientAddress ?? null);
+  async AuthCode(caller: Caller, code: string | null, phone: string | null): Promise<void> {
+    await this.intake.accept(code, phone, caller.clientAddress, caller.reqId);
   }
 }
 
 export class GetStudnetsMarks {
   /** The contract answers nothing; the legacy operation had no observable effect. */
-  async GetStudentsMarks(_studnetId: string | null, _subjectId: string | null): Promise<void> {}
+  async GetStudentsMarks(_caller: Caller, _studnetId: string | null, _subjectId: string | null): Promise<void> {}
 }
 
 export class AboutUs {
-  async GetAboutUs(): Promise<void> {}
+  async GetAboutUs(_caller: Caller): Promise<void> {}
 }
 
 export class NotificationNotes {
   constructor(private readonly store: Store) {}
 
   /** The school's students whose ShowActive is the given character, ordered by id_student. */
-  GetStudentSchool(schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
+  GetStudentSchool(_caller: Caller, schoolBaseUrl: string | null, showActive: string): Promise<StudentInfo[]> {
     return this.store.studentsOf(schoolBaseUrl, showActive);
   }
 }
@@ -42,12 +41,12 @@ export class PushNotificationMobile {
   constructor(private readonly store: Store) {}
 
   /** The device's push token, null when the device is unknown. */
-  GetTokenDevice(id: string | null): Promise<string | null> {
+  GetTokenDevice(_caller: Caller, id: string | null): Promise<string | null> {
     return this.store.deviceToken(id);
   }
 
   /** Answers nothing, as the contract says: the push credentials are never revealed. */
-  async GetServerKeyAndSender(): Promise<void> {}
+  async GetServerKeyAndSender(_caller: Caller): Promise<void> {}
 }
 
 /** Endpoint name → operation name → implementation, as the bindings look them up. */

@@ -6,7 +6,6 @@ import { SmsIntake } from './intake';
 import { type Limiter, MemoryLimiter, SharedLimiter } from './limits';
 import { smsMetrics } from './metrics';
 import { Retention } from './retention';
-import { outsideRequest } from '../transport/context';
 
 export { Dispatcher } from './dispatcher';
 export { SmsIntake } from './intake';
@@ -37,7 +36,7 @@ export function createSms(config: SmsConfig, store: Store): Sms {
   const sendTimeoutMs = gateway?.sends === true ? config.http.timeoutMs : 0;
   const dispatcher = new Dispatcher(store.outbox, gateway, { ...config, sendTimeoutMs });
   const retention = new Retention(store.outbox, config);
-  const intake = new SmsIntake(config, store, limiter, () => outsideRequest(() => dispatcher.wake()));
+  const intake = new SmsIntake(config, store, limiter, () => dispatcher.wake());
   let closed: Promise<void> | null = null;
   return {
     intake,

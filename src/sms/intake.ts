@@ -35,11 +35,13 @@ export class SmsIntake {
     private readonly queued: () => void = () => undefined,
   ) {}
 
-  async accept(code: string | null, phone: string | null, clientAddress: string | null): Promise<void> {
+  /** `reqId`: the request's, for the lines logged about it. */
+  async accept(code: string | null, phone: string | null, clientAddress: string | null, reqId?: string): Promise<void> {
+    const request = reqId === undefined ? {} : { reqId };
     const checked = checkRequest(code, phone, this.config);
-    if (!checked.ok) return this.refuse(checked.reason, phone);
+    if (!checked.ok) return this.refuse(request, checked.reason, phone);
     const duplicate = `dup:${hashed(`${checked.phone} ${checked.code}`)}`;
-    if (!(await this.limiter.first(duplicate, DUPLICATE_MS))) return this.refuse('duplicate', checked.phone);
+    if (!(await this.limiter.first(duplicate, DUPLICATE_MS))) return this.refuse(request, 'duplicate', checked.phone);
     const taken: (() => Promise<void>)[] = [() => this.limiter.forget(duplicate)];
     // In this order, and each checked only when the one before passed: a request the per-phone limit
     // refuses does not use up its address's allowance or the global budgets.
@@ -60,7 +62,7 @@ export class SmsIntake {
         }
         await this.giveBack(taken.slice(1));
         smsMetrics.limited.inc({ kind });
-        return this.refuse('limit', checked.phone, { limit: kind });
+        return this.refuse(request, 'limit', checked.phone, { limit: kind });
       }
       await this.store.outbox.enqueue(checked.code, checked.phone);
     } catch (err) {
@@ -68,6 +70,7 @@ export class SmsIntake {
       smsMetrics.saveFailed.inc();
       // A warning: the request's own error line (the fault, with the stack) follows.
       log.warn('AuthCode request not queued: the store failed; its allowances are given back, so the retry the fault prompts is queued', {
+        ...request,
         phone: checked.phone,
         error: (err as Error).message,
       });
@@ -90,8 +93,8 @@ export class SmsIntake {
     return inRanges(address, this.config.limitExempt) ? null : hashed(callerKey(address));
   }
 
-  private refuse(reason: Refusal, phone: string | null, fields: Record<string, string> = {}): void {
+  private refuse(request: { reqId?: string }, reason: Refusal, phone: string | null, fields: Record<string, string> = {}): void {
     smsMetrics.refused.inc({ reason });
-    log.warn('AuthCode request not sent', { reason, ...fields, phone });
+    log.warn('AuthCode request not sent', { ...request, reason, ...fields, phone });
   }
 }

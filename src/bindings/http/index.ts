@@ -1,6 +1,7 @@
 import type { Request, Response } from '../../transport/types';
 import { AsmxError, Errors } from '../../basics/errors';
 import { exchangeOf, reportFault } from '../../transport/exchange';
+import { callerOf } from '../../transport/context';
 import { charFromHttpValue } from '../../contract/char';
 import type { EndpointSpec, OperationSpec } from '../../contract/operations';
 import type { Operation } from '../../contract/types';
@@ -50,7 +51,7 @@ export function createHttpBinding(
         if (value === undefined) throw Errors.missingParameter(p.name);
         return p.type === 'char' ? charFromHttpValue(value) : value;
       });
-      const result = await op.run(...values);
+      const result = await op.run(callerOf(res), ...values);
       const body = op.kept.of(result, () => op.writer.http(result));
       const cache = { 'Cache-Control': 'private, max-age=0' };
       // A void answer: 200, no body and no Content-Type, as ASMX sends it.

@@ -1,9 +1,10 @@
 import type { Request, Response } from '../../transport/types';
 import { AsmxError, Errors } from '../../basics/errors';
 import { exchangeOf, reportFault, reportRefusal } from '../../transport/exchange';
+import { callerOf } from '../../transport/context';
 import { ABSENT_CHAR, charFromSoapCode } from '../../contract/char';
 import { type EndpointSpec, type OperationSpec, soapActionOf } from '../../contract/operations';
-import type { Operation, Result } from '../../contract/types';
+import type { Caller, Operation, Result } from '../../contract/types';
 import { compileAnswerWriter, KeptBytes } from '../answers';
 import type { Protocol } from '../../config';
 import { send } from '../send';
@@ -32,6 +33,7 @@ import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contr
 /** What the front learned about a request, handed to the operation through node-soap's request. */
 interface RequestContext {
   scan: EnvelopeScan;
+  caller: Caller;
   /** What the operation returned, when it did. */
   result?: Result;
   /** The fault the operation ended with, and its cause when unexpected, for the request hooks. */
@@ -132,7 +134,7 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     if (malformed !== undefined && bodyIs(scan, ns, op)) return sendEmpty(res, 400, version, `markup in parameter ${malformed.name}`);
 
     exchangeOf(res).operation = op.name;
-    const context: RequestContext = { scan };
+    const context: RequestContext = { scan, caller: callerOf(res) };
     const result = await servers[version.name].call(op, operationArguments(op, ns, scan), context);
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
@@ -207,7 +209,7 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
         // Headers are checked once parameters are read, before the operation runs.
         context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
-        const result = await run(...values);
+        const result = await run(context.caller, ...values);
         context.result = result;
         return writer.soap(result);
       } catch (e) {
