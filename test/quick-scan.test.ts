@@ -25,7 +25,8 @@ interface Recorded {
 
 function corpusBodies(): string[] {
   const bodies = new Set<string>();
-  for (const file of ['corpus.json', 'corpus-namespace.json']) {
+  // The full corpus under the default namespace and under one without a trailing slash (test/fixtures/legacy/).
+  for (const file of ['legacy/root-tempuri-all.json', 'legacy/root-noslash-soap11-get.json']) {
     const cases = (JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8')) as { cases: Recorded[] }).cases;
     for (const c of cases) {
       if (c.method !== 'POST') continue;
