@@ -113,6 +113,30 @@ test("the runtime error page names the application's virtual directory and nothi
   expect(res.text).toContain('&lt;customErrors mode=&quot;Off&quot;/&gt;');
 });
 
+// ScriptHandlerFactory (System.Web.Extensions/Script/Services/RestHandlerFactory.cs, WebServiceData.cs)
+// takes these before ASMX, and fails for a class without [ScriptService]; Mono answers JSON instead.
+test.each([
+  ['POST', '/GetTokenDevice', 'application/json'],
+  ['POST', '/GetTokenDevice', 'Application/JSON; charset=utf-8'],
+  ['GET', '/GetTokenDevice?id=dev-1001', 'application/json'],
+  ['POST', '/', 'application/json'],
+  ['GET', '/js', undefined],
+  ['GET', '/JSDEBUG', undefined],
+])('ASP.NET AJAX: %s %s (%s) gets the runtime error page', async (method, path, type) => {
+  const url = `/StudentService/PushNotificationMobile.asmx${path}`;
+  const req = method === 'GET' ? request(t.app).get(url) : request(t.app).post(url).send('{"id":"dev-1001"}');
+  const res = await (type === undefined ? req : req.set('Content-Type', type));
+  expect([res.status, res.headers['content-type']]).toEqual([500, 'text/html; charset=utf-8']);
+  expect(res.text).toContain('<title>Runtime Error</title>');
+});
+
+test('JSON-like types ASP.NET AJAX does not take are the HTTP binding\'s', async () => {
+  const url = '/StudentService/PushNotificationMobile.asmx/GetTokenDevice';
+  const res = await request(t.app).post(url).set('Content-Type', 'application/json-patch+json').send('{}');
+  expect([res.status, res.text]).toEqual([500, 'Request format is invalid: application/json-patch+json.\r\n']);
+  expect((await request(t.app).get('/StudentService/PushNotificationMobile.asmx/jsx')).text).toBe('jsx Web Service method name is not valid.\r\n');
+});
+
 test('HEAD gets the headers of the page it refuses, and no body', async () => {
   const res = await request(t.app).head('/StudentService/AboutUs.asmx');
   expect(res.status).toBe(405);

@@ -184,4 +184,7 @@ function printComparison(w: Workload, rate: number, most: readonly number[], rou
   process.stdout.write(`\n${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`);
   const ratio = pairedRatio(rounds[0].map((x) => x.usPerRequest), rounds[1].map((x) => x.usPerRequest));
   process.stdout.write(`  B/A CPU per request: ${fmt(ratio.median, 3)}x, the median of the rounds' ratios (middle half ${fmt(ratio.q1, 3)} to ${fmt(ratio.q3, 3)}, all ${fmt(ratio.min, 3)} to ${fmt(ratio.max, 3)})\n`);
+  const a = median(rounds[0].map((x) => x.usPerRequest));
+  const b = median(rounds[1].map((x) => x.usPerRequest));
+  process.stdout.write(`  A (this build) spends ${fmt(Math.abs(100 * (a / b - 1)), 1)}% ${a <= b ? 'less' : 'more'} CPU per request than B (medians)\n`);
 }

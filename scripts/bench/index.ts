@@ -6,7 +6,8 @@
  * and the targets of issue 24 judged on it (judge.ts). Writes bench.json and bench.svg (CPU per
  * request) to a directory of its own, or with --publish to docs/bench/ (the README's chart).
  *
- *   npm run bench                        every workload, SQLite (+ PostgreSQL when DATABASE_URL is set), 1 and 2 workers
+ *   npm run bench                        every workload, SQLite (+ PostgreSQL when DATABASE_URL is set), one worker
+ *   npm run bench -- --workers2          the same with WORKERS=2 beside (req/s only: issue 24 judges one worker)
  *   npm run bench -- --publish           the same, its results written to docs/bench/
  *   npm run bench -- --quick             three workloads, one round of each kind, SQLite with one worker
  *   npm run bench -- --rounds 3 --cpu-rounds 5 --only token-soap11,school500-get --out DIR
@@ -30,6 +31,7 @@ import { checkTargets, type Row, printTable } from './report';
 import { compare } from './compare';
 import { type CpuRow, type CpuTarget, measureCpu, printCpuTable } from './cpu-table';
 import { judgeCpu } from './judge';
+import { cpuMarkdown } from './markdown';
 import { parseArgs } from './options';
 import { checkShadow, measureShadow, printShadow, type ShadowRow, type StartTwins } from './shadow';
 import { BENCH_SERVICE_ENV, freshRequests, QUICK, SHADOWED, WORKLOADS } from './workloads';
@@ -52,6 +54,7 @@ interface Target {
 export async function main(argv: readonly string[]): Promise<number> {
   const o = parseArgs(argv);
   if (o.compare !== null) return compare({ other: o.compare, only: o.only, store: o.store, rounds: o.rounds, seconds: o.seconds, rate: o.pacedRate });
+  const loadAtStart = os.loadavg()[0];
   const workloads = WORKLOADS.filter((w) => (o.only ?? (o.quick ? QUICK : null))?.includes(w.id) ?? true);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-'));
   const started: Started[] = [];
@@ -61,7 +64,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     stores.push(await sqliteStore(dir, files));
     if (process.env.DATABASE_URL && !o.quick && !o.shadowOnly) stores.push(await postgresStore(process.env.DATABASE_URL, files));
     const variants: Variant[] = stores.flatMap((store) =>
-      (o.quick || o.shadowOnly ? [1] : [1, 2]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
+      (o.workers2 && !o.quick && !o.shadowOnly ? [1, 2] : [1]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
     );
 
     // As deployed: request logs at info (to a file), metrics on, no admin listener to keep ports few.
@@ -167,7 +170,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     say('Issue 24, on CPU time per request:', cpuVerdicts);
     say('Issues 9 and 11, on req/s, p99 and RSS:', verdicts);
     fs.mkdirSync(o.out, { recursive: true });
-    const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg(), ...o };
+    const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage: { atStart: loadAtStart, atEnd: os.loadavg()[0] }, ...o };
     const failed = rows.some((r) => r.errors > 0) || cpuRows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
     if (o.shadowOnly) {
       const file = path.join(o.out, o.shadowAa ? 'shadow-aa.json' : 'shadow.json');
@@ -181,7 +184,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       `CPU time per request, paced, 4 connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
     );
     fs.writeFileSync(path.join(o.out, 'bench.svg'), svg);
-    process.stdout.write(`wrote ${path.join(o.out, 'bench.json')} and ${path.join(o.out, 'bench.svg')}\n`);
+    fs.writeFileSync(path.join(o.out, 'bench.md'), cpuMarkdown(cpuRows, shadowRows, cpuVerdicts, `${meta.date.slice(0, 16).replace('T', ' ')} UTC, ${meta.cpus} CPUs, load average ${loadAtStart.toFixed(1)} at the start and ${meta.loadAverage.atEnd.toFixed(1)} at the end`));
+    process.stdout.write(`wrote bench.json, bench.svg and bench.md (the CPU table and verdicts in markdown) to ${o.out}\n`);
     return failed ? 1 : 0;
   } finally {
     for (const p of started) await stop(p);

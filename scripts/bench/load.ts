@@ -20,8 +20,12 @@ export interface LoadOptions {
 /** The value below which `share` of the sorted samples fall. */
 export const percentile = (sorted: ArrayLike<number>, share: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
 
-/** The middle value: a round's odd stall moves it little. */
-export const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The middle value (of an even count, the mean of the two in the middle): a round's odd stall moves it little. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
 
 /**
  * Drives one target with autocannon (keep-alive connections, one request in flight on each).

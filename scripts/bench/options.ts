@@ -16,6 +16,8 @@ export interface Options {
   cpuRounds: number;
   cpuSeconds: number;
   connections: number;
+  /** WORKERS=2 beside one worker, in the req/s rounds. */
+  workers2: boolean;
   only: string[] | null;
   /** Where the results go: docs/bench only with --publish, else a directory of its own. */
   out: string;
@@ -36,7 +38,7 @@ const positive = (name: string, v: string) => {
 };
 
 export function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 2, seconds: 3, cpuRounds: 3, cpuSeconds: 3, connections: 16, only: null, out: '', publish: false, compare: null, store: 'sqlite', pacedRate: null };
+  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 2, seconds: 3, cpuRounds: 3, cpuSeconds: 2, connections: 16, workers2: false, only: null, out: '', publish: false, compare: null, store: 'sqlite', pacedRate: null };
   const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     given.add(argv[i]);
@@ -59,6 +61,9 @@ export function parseArgs(argv: readonly string[]): Options {
         break;
       case '--connections':
         o.connections = positive('--connections', value());
+        break;
+      case '--workers2':
+        o.workers2 = true;
         break;
       case '--shadow-only':
         o.shadowOnly = true;

@@ -4,7 +4,7 @@ import { send, sendErrorText } from '../bindings/send';
 import { createSoapBinding, type SoapHandler } from '../bindings/soap';
 import type { Config, Limits } from '../config';
 import { Errors, type HostError, HostErrors } from '../basics/errors';
-import { protocolVerdict } from '../bindings/protocols';
+import { protocolVerdict, takenByScriptHandler } from '../bindings/protocols';
 import { isLocalCaller } from '../transport/context';
 import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
 import { requestHooks } from './request-hooks';
@@ -96,7 +96,15 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     ex.endpoint = endpoint.name;
     // The SOAP binding names its version once it has read the envelope.
     if (kind !== undefined && kind !== 'soap') ex.binding = kind === 'page' ? 'documentation' : kind;
-    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo: opName === undefined ? '' : `/${opName}` }, config.protocols, () => isLocalCaller(req, config));
+    const pathInfo = opName === undefined ? '' : `/${opName}`;
+    if (takenByScriptHandler(pathInfo, req.headers['content-type'])) {
+      reportRefusal(res, 'ASP.NET AJAX: JSON or a script proxy asked of a service without [ScriptService]');
+      // ASP.NET refuses before reading a body; reading it anyway (a too large one gets the same page)
+      // lets shadow traffic copy the request, which it does only with its body.
+      if (req.method === 'POST' && !(await bodyOf(req, res, () => errorPage(res, 500)))) return;
+      return errorPage(res, 500);
+    }
+    const verdict = protocolVerdict({ method: req.method ?? '', pathInfo }, config.protocols, () => isLocalCaller(req, config));
     if (verdict !== 'take') {
       const where = opName === undefined ? 'on a service page' : opName === '' ? 'without an operation name' : 'on an operation';
       const notLocal = req.method === 'POST' && opName && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : '';

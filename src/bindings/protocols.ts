@@ -46,3 +46,18 @@ export function protocolVerdict(request: RequestLine, enabled: ReadonlySet<Proto
   }
   return last ?? 500;
 }
+
+/**
+ * What ASP.NET AJAX takes before ASMX sees a request. On .NET 4 the `*.asmx` handler is
+ * System.Web.Extensions' ScriptHandlerFactory (IIS's WebServiceHandlerFactory-Integrated-4.0 mapping,
+ * and the root web.config), which hands a request to its REST handler instead of ASMX's factory when
+ * the path after `.asmx` is not empty and the Content-Type is `application/json` (with parameters or
+ * not), or the path is `/js` or `/jsdebug` (RestHandlerFactory.IsRestRequest). That handler serves only
+ * classes marked [ScriptService] and throws for these services (WebServiceData.GetWebServiceData): a
+ * client gets ASP.NET's runtime error page (500), whatever PROTOCOLS says.
+ */
+export function takenByScriptHandler(pathInfo: string, contentType: string | undefined): boolean {
+  if (pathInfo === '') return false;
+  const json = contentType !== undefined && (/^application\/json;/i.test(contentType) || contentType.toLowerCase() === 'application/json');
+  return json || /^\/js(debug)?$/i.test(pathInfo);
+}
