@@ -17,11 +17,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describeAccepted, kindFor } from './legacy/accepted';
-import { compareAnswers } from '../src/shadow/compare';
+import { describeAccepted } from './legacy/accepted';
 import { freePort, legacyHostDir, startLegacyHost } from './legacy/host';
 import { casesOf, MATRIX } from './legacy/matrix';
-import { type Recorded, RECORDINGS, readRecording, recordCases, recordingPath, writeRecording } from './legacy/recording';
+import { type Recorded, RECORDINGS, readRecording, recordCases, recordingChanges, recordingPath, writeRecording } from './legacy/recording';
 
 interface Options {
   only: string[];
@@ -44,25 +43,6 @@ function parse(argv: string[]): Options | string {
   if (unknown.length > 0) return `no configuration ${unknown.join(', ')} (--list names them)`;
   if (o.port !== null && !(Number.isInteger(o.port) && o.port > 0 && o.port < 65536)) return '--port takes a port number';
   return o;
-}
-
-/** The cases whose fresh answer the replay would tell from the committed one, and why. */
-function changes(committed: Recorded[], fresh: Recorded[]): string[] {
-  const before = new Map(committed.map((c) => [c.name, c]));
-  const out: string[] = [];
-  for (const c of fresh) {
-    const old = before.get(c.name);
-    before.delete(c.name);
-    if (old === undefined) {
-      out.push(`+ ${c.name}: not in the committed recording`);
-      continue;
-    }
-    const diffs = compareAnswers(kindFor(old, old.legacy), old.legacy, c.legacy);
-    if (old.kind !== c.kind) diffs.push(`kind: committed ${old.kind}, now ${c.kind}`);
-    if (diffs.length > 0) out.push(`✗ ${c.name}\n${diffs.map((d) => `    ${d}`).join('\n')}`);
-  }
-  for (const name of before.keys()) out.push(`- ${name}: in the committed recording, no longer in the corpus`);
-  return out;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -94,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       continue;
     }
     const committed = fs.existsSync(recordingPath(config.name)) ? readRecording(config.name).cases : [];
-    const found = changes(committed, cases);
+    const found = recordingChanges(committed, cases);
     changed += found.length;
     process.stdout.write(`${config.name}: ${cases.length} cases, ${found.length === 0 ? 'as recorded' : `${found.length} differ from the committed recording`}\n`);
     for (const line of found) process.stdout.write(`  ${line}\n`);

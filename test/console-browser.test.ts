@@ -15,7 +15,8 @@ import { FakeGateway, until } from './helpers/sms-gateway';
  * traffic, the SMS and the difference side by side, runs no script and breaks no CSP rule, and
  * refreshes itself. jest.config.js finds chromium (TEST_CHROMIUM) and says before the run when this
  * is skipped; REQUIRE_BROWSER=1 (CI) makes its absence a failure. CONSOLE_SCREENSHOT=docs/console.png
- * writes the screenshot the docs show.
+ * writes the screenshot the docs show. It runs on SQLite only (not in jest.config.js's PostgreSQL half):
+ * what it tests is the page, and the store behind it is tested by the behaviour suites.
  */
 const CHROMIUM = process.env.TEST_CHROMIUM || undefined;
 const describeBrowser = CHROMIUM !== undefined || process.env.REQUIRE_BROWSER === '1' ? describe : describe.skip;

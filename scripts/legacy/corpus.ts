@@ -2,7 +2,7 @@ import { everyOperation, httpGetAndPost, servicePages } from './corpus-bindings'
 import { faults, showActive } from './corpus-faults';
 import { fidelity } from './corpus-fidelity';
 import { type Case, Corpus, TEMPURI, withNamespace } from './corpus-kit';
-import { actionForms, protocolCases } from './corpus-namespace';
+import { actionForms, protocolCases } from './corpus-site';
 import { lenientParsing, soapRouting } from './corpus-soap';
 
 export type { Case } from './corpus-kit';

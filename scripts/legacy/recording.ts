@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/basics/paths';
-import { type Answer, BASE_PLACEHOLDER, placeholdBase } from '../../src/shadow/compare';
+import { type Answer, BASE_PLACEHOLDER, compareAnswers, placeholdBase } from '../../src/shadow/compare';
+import { kindFor } from './accepted';
 import { ask } from './ask';
 import type { Case } from './corpus-kit';
 import type { Configuration } from './matrix';
@@ -69,4 +70,29 @@ export function writeRecording(config: Configuration, cases: Recorded[], dir = R
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(doc, null, 1)}\n`);
   return file;
+}
+
+/**
+ * The cases whose fresh answer the replay's comparison tells from the committed one, each with why;
+ * and the cases one recording has and the other lacks. Empty when the committed recording still says
+ * what the host answers.
+ */
+export function recordingChanges(committed: Recorded[], fresh: Recorded[]): string[] {
+  const before = new Map(committed.map((c) => [c.name, c]));
+  const out: string[] = [];
+  for (const c of fresh) {
+    const old = before.get(c.name);
+    before.delete(c.name);
+    if (old === undefined) {
+      out.push(`+ ${c.name}: not in the committed recording`);
+      continue;
+    }
+    if (old.kind === c.kind && JSON.stringify(old.legacy) === JSON.stringify(c.legacy)) continue;
+    // The fresh answer in the committed one's place as "ours": its lone LFs as the CRLFs the comparison reads a legacy LF as.
+    const diffs = compareAnswers(kindFor(old, old.legacy), old.legacy, { ...c.legacy, body: c.legacy.body.replace(/\r?\n/g, '\r\n') });
+    if (old.kind !== c.kind) diffs.push(`kind: committed ${old.kind}, now ${c.kind}`);
+    if (diffs.length > 0) out.push(`✗ ${c.name}\n${diffs.map((d) => `    ${d}`).join('\n')}`);
+  }
+  for (const name of before.keys()) out.push(`- ${name}: in the committed recording, no longer in the corpus`);
+  return out;
 }

@@ -7,9 +7,10 @@ import sax from 'sax';
  * otherwise. One comparison for the legacy comparison tool (scripts/compare-legacy.ts), the corpus
  * tests and shadow traffic (mirror.ts).
  *
- * Allowances for a legacy host that is Mono rather than .NET on IIS: a legacy text with `{0}`
- * placeholders is a template (Mono leaves some unfilled), and a lone LF in a legacy plain-text body
- * counts as CRLF.
+ * Allowances for a legacy host that is Mono rather than .NET on IIS (scripts/legacy/accepted.ts lists
+ * them with their reasons): a legacy text with `{0}` placeholders is a template (Mono leaves some
+ * unfilled), a lone LF in a legacy plain-text body counts as CRLF, and help pages and runtime error
+ * pages compare their media type without the charset.
  */
 
 export interface Answer {
