@@ -3,6 +3,7 @@ import http from 'http';
 import type { AddressInfo } from 'net';
 import os from 'os';
 import path from 'path';
+import { scrapeOnly } from '../src/app/metrics';
 import { loadConfig } from '../src/config';
 import { createConsole } from '../src/console';
 import { History, KEPT_MINUTES } from '../src/console/history';
@@ -29,6 +30,13 @@ const MIN = 60_000;
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const requests = (n: number, op = 'GetTokenDevice', binding = 'soap11', status = '200') =>
   `asmx_requests_total{endpoint="PushNotificationMobile",operation="${op}",binding="${binding}",status="${status}"} ${n}`;
+
+test('the console reads only the metrics it shows: reading every collector would restart the event-loop delay Prometheus reads', async () => {
+  const text = await scrapeOnly(['asmx_requests_total', 'asmx_request_duration_seconds', 'no_such_metric']);
+  expect(text).toContain('# TYPE asmx_requests_total counter');
+  expect(text).toContain('# TYPE asmx_request_duration_seconds histogram');
+  expect(text).not.toContain('nodejs_eventloop_lag');
+});
 
 test('the metrics text is read back: labels (escaped values too), +Inf, comments skipped', () => {
   const s = parseMetrics(['# HELP x y', '# TYPE x counter', 'x{a="1",b="q\\"uo\\\\te\\n"} 3', 'y 4.5', 'h_bucket{le="+Inf"} 7', 'bad line here'].join('\n'));
@@ -197,7 +205,7 @@ describe('on the admin listener', () => {
   const metricsText = [requests(1), 'asmx_sms_requests_accepted_total 0'].join('\n');
   const cutover = createConsole({
     config: loadConfig({ SQLITE_PATH: path.join(tmp, 'admin.db') }),
-    metrics: async () => ({ contentType: 'text/plain', body: metricsText }),
+    metrics: async () => metricsText,
     readiness: async () => ({ ready: true }),
     store,
   });

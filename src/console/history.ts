@@ -18,6 +18,9 @@ const TRACKED: Readonly<Record<string, readonly string[]>> = {
   asmx_sms_expired_total: [],
 };
 
+/** The registry names of the metrics tracked (a histogram's buckets come with the histogram). */
+export const TRACKED_METRICS: readonly string[] = Object.keys(TRACKED).map((name) => name.replace(/_bucket$/, ''));
+
 /** A day of minutes: the longest view. */
 export const KEPT_MINUTES = 24 * 60;
 

@@ -1,10 +1,9 @@
-import type { Scrape } from '../app/metrics';
 import { log } from '../basics/log';
 import type { Config } from '../config';
 import { smsReadiness } from '../sms/summary';
 import type { Store } from '../store/store';
 import { latestDifferences } from './differences';
-import { History } from './history';
+import { History, TRACKED_METRICS } from './history';
 import { renderPage } from './page';
 import { parseMetrics, type Sample } from './prom-text';
 import { STYLE } from './style';
@@ -19,8 +18,11 @@ import type { ConsoleView } from './view';
  */
 export interface ConsoleSources {
   config: Config;
-  /** The metrics text /metrics serves (the cluster primary's is the workers' sum). */
-  metrics(): Promise<Scrape>;
+  /**
+   * The text of the metrics named, as /metrics writes them: this process's, or each worker's one
+   * after the other (the console sums by labels, so they add up as /metrics sums them).
+   */
+  metrics(names: readonly string[]): Promise<string>;
   readiness(): Promise<{ ready: boolean; reason?: string }>;
   /** The store, for the outbox's state (pending and their age, the last failures). */
   store: Store;
@@ -37,6 +39,9 @@ export interface Console {
   answer(path: string): Promise<ConsoleAnswer> | null;
   close(): void;
 }
+
+/** The metrics the page shows (registry names: a histogram by its own name). */
+const READ = [...TRACKED_METRICS, 'asmx_sms_limiter_fallback'];
 
 /** How often the counters are read into the per-minute history, with or without anyone looking. */
 const SAMPLE_MS = 15_000;
@@ -65,7 +70,7 @@ export function createConsole(sources: ConsoleSources): Console {
   let reading: Promise<unknown> = Promise.resolve();
   const sample = (): Promise<Sample[]> => {
     const next = reading.then(async () => {
-      const samples = parseMetrics((await sources.metrics()).body);
+      const samples = parseMetrics(await sources.metrics(READ));
       const now = Date.now();
       history.record(samples, now);
       if (shadow !== null) totals.update(samples, now);

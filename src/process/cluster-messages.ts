@@ -4,5 +4,5 @@ import type { Readiness } from './admin';
  * What the cluster primary and its workers say to each other over IPC (besides prom-client's own).
  * `connection` comes with the socket of a connection the primary accepted.
  */
-export type ToWorker = { type: 'shutdown' } | { type: 'readyz?'; id: number } | { type: 'connection' };
-export type ToPrimary = { type: 'serving' } | ({ type: 'readyz'; id: number } & Readiness);
+export type ToWorker = { type: 'shutdown' } | { type: 'readyz?'; id: number } | { type: 'connection' } | { type: 'metrics?'; id: number; names: string[] };
+export type ToPrimary = { type: 'serving' } | ({ type: 'readyz'; id: number } & Readiness) | { type: 'metrics'; id: number; text: string };

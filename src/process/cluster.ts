@@ -125,7 +125,7 @@ export async function runPrimary(config: Config): Promise<void> {
     const aggregator = new client.AggregatorRegistry();
     const metrics = async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
     const readiness = () => clusterReadiness(serving);
-    cutover = createConsole({ config, metrics, readiness, store });
+    cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store });
     admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover });
     await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
@@ -180,19 +180,38 @@ async function clusterReadiness(workers: readonly Worker[]): Promise<Readiness> 
   return answers.find((a) => !a.ready) ?? { ready: true };
 }
 
-function ask(worker: Worker): Promise<Readiness> {
-  const id = ++nextQuestion;
+const ask = (worker: Worker): Promise<Readiness> =>
+  question(worker, { type: 'readyz?', id: ++nextQuestion }, (m) => (m.type === 'readyz' ? { ready: m.ready, reason: m.reason } : undefined), {
+    ready: false,
+    reason: `worker ${worker.process.pid} did not answer`,
+  });
+
+/**
+ * The console's metrics: each serving worker's text of the metrics named, one after the other (the
+ * console sums what it reads by labels, so the workers' counts add up as in /metrics). A worker that
+ * does not answer in time adds nothing to this read.
+ */
+async function workersMetrics(workers: readonly Worker[], names: readonly string[]): Promise<string> {
+  const texts = await Promise.all(
+    workers.map((w) => question(w, { type: 'metrics?', id: ++nextQuestion, names: [...names] }, (m) => (m.type === 'metrics' ? m.text : undefined), '')),
+  );
+  return texts.join('\n');
+}
+
+/** Sends `message` to a worker and resolves with what `answer` reads from its reply (same id), or `otherwise` after READY_ASK_MS. */
+function question<T>(worker: Worker, message: ToWorker & { id: number }, answer: (m: ToPrimary) => T | undefined, otherwise: T): Promise<T> {
   return new Promise((resolve) => {
     const onMessage = (m: ToPrimary) => {
-      if (m.type === 'readyz' && m.id === id) done({ ready: m.ready, reason: m.reason });
+      const value = 'id' in m && m.id === message.id ? answer(m) : undefined;
+      if (value !== undefined) done(value);
     };
-    const timer = setTimeout(() => done({ ready: false, reason: `worker ${worker.process.pid} did not answer` }), READY_ASK_MS);
-    const done = (r: Readiness) => {
+    const timer = setTimeout(() => done(otherwise), READY_ASK_MS);
+    const done = (value: T) => {
       clearTimeout(timer);
       worker.off('message', onMessage);
-      resolve(r);
+      resolve(value);
     };
     worker.on('message', onMessage);
-    worker.send({ type: 'readyz?', id } satisfies ToWorker);
+    worker.send(message);
   });
 }

@@ -12,7 +12,7 @@ import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
 import { listenOrExit } from './listen';
 import { log } from '../basics/log';
-import { scrape, watchStore } from '../app/metrics';
+import { scrape, scrapeOnly, watchStore } from '../app/metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
 import { type ToPrimary, type ToWorker } from './cluster-messages';
 import { onStopSignals } from './signals';
@@ -72,6 +72,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
         socket.resume();
       } else if (m.type === 'shutdown') stop('primary');
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
+      else if (m.type === 'metrics?') void scrapeOnly(m.names).then((text) => send({ type: 'metrics', id: m.id, text }));
     });
     // The primary gone (killed outright): nobody is left to stop this worker.
     process.on('disconnect', () => stop('primary gone'));
@@ -84,7 +85,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
   if (config.adminPort !== 0) {
     const readiness = () => readinessOf(store);
-    cutover = createConsole({ config, metrics: scrape, readiness, store });
+    cutover = createConsole({ config, metrics: scrapeOnly, readiness, store });
     admin = createAdminServer({ metrics: scrape, readiness, note: smsReadiness(config.sms), console: cutover });
     await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
