@@ -142,3 +142,65 @@ test("each message's key is the same in every process and differs between messag
   expect(messageKey(a)).not.toBe(messageKey({ ...a, id: 8 }));
   expect(messageKey(a)).not.toBe(messageKey({ ...a, createdAt: '2025-01-01T00:00:00.001Z' }));
 });
+
+/**
+ * The outbox of a dispatcher that reads its recorded send start only after its lease has run out (a
+ * lock waited for, a stalled process): `meanwhile` runs then, before the start is handed back.
+ */
+function lateStart(outbox: SmsOutbox, meanwhile: () => Promise<void>): SmsOutbox {
+  let leaseUntil = Infinity;
+  const slow = Object.create(outbox) as SmsOutbox;
+  slow.claimDue = async (...args): Promise<ClaimedSms[]> => {
+    const claimed = await outbox.claimDue(...args);
+    if (claimed.length > 0) leaseUntil = args[2].getTime();
+    return claimed;
+  };
+  slow.markStarted = async (...args): Promise<number[]> => {
+    const ids = await outbox.markStarted(...args);
+    await until('the lease has run out', () => Date.now() > leaseUntil, 10_000);
+    await meanwhile();
+    return ids;
+  };
+  return slow;
+}
+
+// The slowed dispatcher's lease: 1.5 s, its sends' time-out 0.3 s: a send may start at once after its claim.
+const slowOptions = (s: Awaited<ReturnType<typeof world.service>>) => ({ ...s.config.sms, leaseMs: 1500, sendTimeoutMs: 300 });
+
+test('a dispatcher slowed past its lease after recording its send start does not send: the dispatcher that took the row over sends it once', async () => {
+  const s = await world.service({}, false);
+  const before = await resent();
+  await s.store.outbox.enqueue('4545', phone(1));
+  // The lease over, another dispatcher claims the row and sends it while the slow one is still away.
+  const other = async () => {
+    s.sms.dispatcher.start();
+    await until('the other dispatcher delivers it', async () => (await byStatus(s, 'delivered')) === 1);
+  };
+  const slow = new Dispatcher(lateStart(s.store.outbox, other), createGateway(s.config.sms), slowOptions(s));
+  slow.start();
+  await until('the message is delivered', async () => (await byStatus(s, 'delivered')) === 1, 10_000);
+  await slow.stop();
+  await settle(200);
+  expect(world.gateway.requests).toHaveLength(1);
+  // The recorded start made the takeover a counted resend: a slow process cannot be told from a dead one.
+  expect((await resent()) - before).toBe(1);
+  expect((await rows(s))[0]).toMatchObject({ status: 'delivered', attempts: 2 });
+});
+
+test('a dispatcher slowed past its lease after recording its send start, the row not taken over yet, gives it back as it was', async () => {
+  const s = await world.service({}, false);
+  const before = await resent();
+  await s.store.outbox.enqueue('5656', phone(1));
+  const slow = new Dispatcher(lateStart(s.store.outbox, async () => undefined), createGateway(s.config.sms), slowOptions(s));
+  slow.start();
+  await until('the slow dispatcher gives the row back', async () => (await rows(s))[0]!.attempts === 0, 10_000);
+  await slow.stop();
+  expect(world.gateway.requests).toEqual([]);
+  // Its start undone: the next claim sends it as a first send, not as a resend.
+  s.sms.dispatcher.start();
+  await until('the message is delivered', async () => (await byStatus(s, 'delivered')) === 1);
+  await settle(200);
+  expect(world.gateway.requests).toHaveLength(1);
+  expect((await resent()) - before).toBe(0);
+  expect((await rows(s))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+});

@@ -132,6 +132,20 @@ export class Dispatcher {
 
   private async send(m: ClaimedSms, leaseEnd: number): Promise<void> {
     const gateway = this.gateway!;
+    // Tested again here, with no wait between it and the provider's call: recording the start may have
+    // taken the process past its lease (a lock waited for, the store's answer read late), and once the
+    // lease is over another dispatcher may claim the row and send it. The statement cannot test this
+    // itself: its time is the caller's, taken before the wait.
+    if (Date.now() + this.options.sendTimeoutMs >= leaseEnd) {
+      log.warn('SMS not sent: its lease ran out before the send could start; left for the next claim', { id: m.id, phone: m.phone });
+      try {
+        await this.outbox.unstart(m.id, this.owner, m.sendStartedAt);
+      } catch (err) {
+        // The lease ends and the row is claimed again: its recorded start makes the next claim count a resend, though one send goes out.
+        log.warn('SMS lease not released; the row waits for its lease to end', { id: m.id, error: (err as Error).message });
+      }
+      return;
+    }
     if (m.sendStartedAt !== null) {
       smsMetrics.resent.inc();
       log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", { id: m.id, phone: m.phone, attempt: m.attempts, earlierAttemptAt: m.sendStartedAt });

@@ -32,6 +32,7 @@ export const outboxSql = (lock: string) =>
     delivered: `UPDATE auth_code_outbox SET status = 'delivered', delivered_at = ?, code = NULL, last_error = NULL, ${RELEASE} ${OWNED}`,
     // A claim counted an attempt; a row released unsent gives it back.
     release: `UPDATE auth_code_outbox SET attempts = attempts - 1, ${RELEASE} ${OWNED} AND status = 'pending'`,
+    unstart: `UPDATE auth_code_outbox SET attempts = attempts - 1, send_started_at = ?, ${RELEASE} ${OWNED} AND status = 'pending'`,
     // The provider's answer: the send is settled (send_started_at cleared), unless the answer was lost.
     retryLater: `UPDATE auth_code_outbox SET next_attempt_at = ?, last_error = ?,
         send_started_at = CASE WHEN ? = 1 THEN send_started_at ELSE NULL END, ${RELEASE} ${OWNED}`,
@@ -142,6 +143,10 @@ export class SqlOutbox implements SmsOutbox {
     if (ids.length === 0) return [];
     const rows = await this.conn.all<Row>(this.sql.started(ids.map(() => '?').join(', ')), [at.toISOString(), owner, ...ids]);
     return rows.map((r) => Number(r.id));
+  }
+
+  unstart(id: number, owner: string, earlierStart: string | null): Promise<boolean> {
+    return this.owned(this.sql.unstart, [earlierStart, id, owner]);
   }
 
   markDelivered(id: number, owner: string, at: Date): Promise<boolean> {

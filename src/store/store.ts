@@ -55,6 +55,12 @@ export interface SmsOutbox {
    * that an earlier send's answer was lost. The ids whose lease was still the owner's.
    */
   markStarted(ids: readonly number[], owner: string, at: Date): Promise<number[]>;
+  /**
+   * A started row that was not sent after all (its lease ran out before the provider was called):
+   * released as release() does, its send start put back to `earlierStart` (what its claim found), so
+   * the next claim does not take it for a lost answer.
+   */
+  unstart(id: number, owner: string, earlierStart: string | null): Promise<boolean>;
   /** Delivered: the code is erased. */
   markDelivered(id: number, owner: string, at: Date): Promise<boolean>;
   /** Gives back a claimed row that was never sent: pending, unleased, its attempt not counted. */
