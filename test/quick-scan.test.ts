@@ -10,7 +10,7 @@ import { FIXTURES } from './helpers/app';
  * The quick reader (src/bindings/soap/quick-scan.ts) either gives up or gives exactly what sax's
  * reading gives: the same envelope, Body element, parameters (text, nil, markup, the index after
  * each) and mustUnderstand header, so every answer that follows is the one the general path gives.
- * Held over every SOAP body of the recorded corpora, each of them mutated many times over, and
+ * Held over every SOAP body recorded from the legacy host (test/fixtures/legacy, exchanges), each of them mutated many times over, and
  * the cases written below; and it must not give up on the plain requests that make up most traffic.
  */
 
@@ -25,9 +25,9 @@ interface Recorded {
 
 function corpusBodies(): string[] {
   const bodies = new Set<string>();
-  // The full corpus under the default namespace and under one without a trailing slash (test/fixtures/legacy/).
-  for (const file of ['legacy/root-tempuri-all.json', 'legacy/root-noslash-soap11-get.json']) {
-    const cases = (JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8')) as { cases: Recorded[] }).cases;
+  const legacy = path.join(FIXTURES, 'legacy');
+  for (const file of fs.readdirSync(legacy).filter((f) => f.endsWith('.json'))) {
+    const cases = (JSON.parse(fs.readFileSync(path.join(legacy, file), 'utf8')) as { cases: Recorded[] }).cases;
     for (const c of cases) {
       if (c.method !== 'POST') continue;
       if (c.body) bodies.add(c.body);

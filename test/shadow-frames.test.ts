@@ -28,11 +28,11 @@ const jobs: CopyJob[] = [
   { requestId: '', method: 'HEAD', url: '/', headers: [], body: Buffer.alloc(0), primary: { status: 404, headers: {}, body: '' }, labels: { endpoint: 'X' } },
 ];
 
-/** A job as it reads back: absent labels and header values stay absent, bytes come back as bytes. */
+/** A job as it reads back: absent labels and header values stay absent, bytes come back as bytes, an answer's text as the UTF-8 node sent. */
 const expected = (j: CopyJob) => ({
   ...j,
   body: j.body === null ? null : Buffer.from(j.body),
-  primary: { ...j.primary, body: typeof j.primary.body === 'string' ? j.primary.body : Buffer.from(j.primary.body), encoding: j.primary.encoding },
+  primary: { ...j.primary, body: Buffer.from(j.primary.body), encoding: j.primary.encoding },
   labels: { endpoint: j.labels.endpoint, operation: j.labels.operation, binding: j.labels.binding },
 });
 

@@ -149,12 +149,24 @@ export async function main(argv: readonly string[]): Promise<number> {
         // As the variant was measured above; the shadowing twin on its own copy of the data (data.ts).
         const startOff = async () => startService('shadowing off', await serviceEnv(v));
         const startOn = async () => startService('shadowing', { ...(await serviceEnv(v, v.store.separate())), ...shadowEnv });
-        if (onFirst) {
-          const on = await startOn();
-          return { on, off: await startOff(), onAdmin };
-        }
-        const off = await startOff();
-        return { off, on: await startOn(), onAdmin };
+        // A port found free can be taken before the service binds it (once, mid-run, on a shared
+        // machine): tried again on another; and the twin started first is not left running if the other fails.
+        const retried = async (start: () => Promise<Started>) => {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              return await start();
+            } catch (e) {
+              if (attempt === 3 || !/EADDRINUSE/.test(String(e))) throw e;
+            }
+          }
+        };
+        const [first, second] = onFirst ? [startOn, startOff] : [startOff, startOn];
+        const a = await retried(first);
+        const b = await retried(second).catch(async (e: unknown) => {
+          await stop(a);
+          throw e;
+        });
+        return onFirst ? { on: a, off: b, onAdmin } : { off: a, on: b, onAdmin };
       };
       shadowRows = await measureShadow(startTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), { connections: o.connections, seconds: o.seconds, rounds: o.rounds });
       if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');

@@ -24,7 +24,8 @@ export async function freePort(): Promise<number> {
     const port = await new Promise<number | null>((resolve) => {
       const s = net.createServer();
       s.once('error', () => resolve(null));
-      s.listen(wanted, '127.0.0.1', () => {
+      // On every address, as the service listens (HOST 0.0.0.0): a port held on one of them is not free.
+      s.listen(wanted, () => {
         const p = (s.address() as net.AddressInfo).port;
         s.close(() => resolve(p));
       });

@@ -23,11 +23,12 @@ export const ALLOWANCES: Array<{ rule: string; evidence: string }> = [
   },
   {
     rule: 'a legacy text with {0} placeholders is a template: Mono leaves some messages unfilled',
-    evidence: 'System.Web.Services/System/Web/Services/Res.cs formats each message with its arguments (Res.GetString(name, args))',
+    evidence:
+      'System.Web.Services/System/Web/Services/Protocols/ValueCollectionParameterReader.cs calls Res.GetString(Res.WebMissingParameter, paramInfo.Name) on System.Web.Services.txt\'s "Missing parameter: {0}." (the generated Res formats its arguments); Mono\'s Res.GetString(name, args) returns the text unformatted (its IL: ldarg.0; ret)',
   },
   {
     rule: 'a lone LF in a legacy plain-text body counts as CRLF',
-    evidence: 'System.Web.Services/System/Web/Services/Protocols/ServerProtocol.cs: .NET writes its plain-text errors with Environment.NewLine (CRLF on Windows)',
+    evidence: 'System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs WriteException writes its plain-text errors with StreamWriter.WriteLine, whose newline is Environment.NewLine: CRLF on Windows, the .NET Framework\'s one platform',
   },
   {
     rule: "paths are matched without regard to case: a case may ask the legacy host `legacyPath` (Mono's file lookup is case-sensitive; IIS's is not)",
@@ -48,7 +49,7 @@ export const ACCEPTED: Acceptance[] = [
   {
     cases: ['*/help-op', '*/help-op-*'],
     when: { test: (c) => has(c, 'Documentation'), text: 'Documentation on' },
-    reason: "Mono's ?op= page fails with its runtime error page (500) under most protocol sets, where .NET renders the operation's help page (200)",
+    reason: "Mono's ?op= page fails with its runtime error page (500) under most protocol sets, where .NET renders the operation's help page (200): Mono's own DefaultWsdlHelpGenerator.aspx needs a `bnd` parameter of its own design (a NullReferenceException in BuildOperationInfo without it), .NET's page reads only `op`",
     evidence:
       'System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs: a GET to the service page with Documentation on is answered by DefaultWsdlHelpGenerator.aspx (System.Web.Services config/DefaultWsdlHelpGenerator.aspx), which renders ?op= as the operation\'s page',
   },

@@ -99,6 +99,9 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     const pathInfo = opName === undefined ? '' : `/${opName}`;
     if (takenByScriptHandler(pathInfo, req.headers['content-type'])) {
       reportRefusal(res, 'ASP.NET AJAX: JSON or a script proxy asked of a service without [ScriptService]');
+      // ASP.NET refuses before reading a body; reading it anyway (a too large one gets the same page)
+      // lets shadow traffic copy the request, which it does only with its body.
+      if (req.method === 'POST' && !(await bodyOf(req, res, () => errorPage(res, 500)))) return;
       return errorPage(res, 500);
     }
     const verdict = protocolVerdict({ method: req.method ?? '', pathInfo }, config.protocols, () => isLocalCaller(req, config));

@@ -74,14 +74,11 @@ export class Copier {
     });
   }
 
-  /** Equal bytes are equal answers, the common case, decided without reading them; else compared by meaning. */
   private compare(job: CopyJob, answer: SentAnswer): CopyResult {
     const [legacy, ours] = this.target.primary === 'ours' ? [answer, job.primary] : [job.primary, answer];
     const match = { outcome: 'match', requestId: job.requestId, labels: job.labels } as const;
-    if (sameAnswer(legacy, ours) && legacy.encoding === ours.encoding && sameBytes(legacy.body, ours.body)) return match;
-    const [l, o] = [asText(legacy), asText(ours)];
-    const differences = compareLive(job.method, job.url, l, o);
-    return differences.length === 0 ? match : { ...match, outcome: 'difference', job, legacy: l, ours: o, differences, noise: false };
+    const differ = compareSent(job.method, job.url, legacy, ours);
+    return differ === null ? match : { ...match, outcome: 'difference', job, legacy: differ.legacy, ours: differ.ours, differences: differ.found, noise: false };
   }
 
   /**
@@ -114,6 +111,20 @@ export class Copier {
     for (const k of ANSWER_HEADERS) headers[k] = answer.headers[k];
     return { status: answer.status, headers, body: answer.body, encoding: answer.headers['content-encoding'] };
   }
+}
+
+/**
+ * Two answers as they went out, compared: null when they agree, else both as text and what differs.
+ * Equal bytes (with the same content coding, status and compared headers) are equal answers, the
+ * common case, decided without decoding or parsing either; only answers whose bytes differ are read
+ * as text and compared by meaning (compareLive). test/shadow-compare.test.ts holds the two ways to
+ * the same verdict on a corpus of pairs.
+ */
+export function compareSent(method: string, url: string, legacy: SentAnswer, ours: SentAnswer): { legacy: Answer; ours: Answer; found: Difference[] } | null {
+  if (sameAnswer(legacy, ours) && legacy.encoding === ours.encoding && sameBytes(legacy.body, ours.body)) return null;
+  const [l, o] = [asText(legacy), asText(ours)];
+  const found = compareLive(method, url, l, o);
+  return found.length === 0 ? null : { legacy: l, ours: o, found };
 }
 
 const bytesOf = (body: string | Uint8Array) => (typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
@@ -151,8 +162,11 @@ export function readable(bytes: Uint8Array, encoding: string | undefined): strin
   }
 }
 
-/** How long results wait for others to go back with them: counts and reports lag by no more. */
-const RESULTS_MS = 50;
+/**
+ * How long results wait for others to go back with them: counts and reports lag by no more. Each
+ * message wakes the client's thread and is deserialised there; five a second cost it next to nothing.
+ */
+const RESULTS_MS = 200;
 
 /**
  * What goes back to the service, at most every RESULTS_MS: copies whose labels the copier knows

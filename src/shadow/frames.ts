@@ -18,8 +18,9 @@ import type { Labels } from './metrics';
 
 /**
  * An answer as it went out: the body as written (a string, or bytes with their content coding), so
- * that the client's thread hands it on without decoding or copying it into text. Only the copier
- * turns it into text, and only when it differs from the other answer.
+ * that the client's thread hands it on without decoding or copying it into text. The copier reads
+ * every body back as bytes (a string as its UTF-8, the bytes node sent), compares bytes, and turns
+ * them into text only when they differ from the other answer's.
  */
 export interface SentAnswer {
   status: number;
@@ -48,9 +49,6 @@ export interface CopyJob {
 }
 
 const NONE = 0xffffffff;
-/** What a body was written as: node encodes a string body itself (as UTF-8). */
-const TEXT = 0;
-const BYTES = 1;
 
 /** The largest batch buffer kept for the next batch: one copy of a 64 MiB request is not kept in memory for good. */
 const KEEP_AT_MOST = 4 * 1024 * 1024;
@@ -76,6 +74,11 @@ export class FrameWriter {
     return this.end === 0;
   }
 
+  /** Bytes written since the last take. */
+  get size(): number {
+    return this.end;
+  }
+
   job(job: CopyJob): void {
     const start = this.end;
     this.u32(0);
@@ -93,13 +96,9 @@ export class FrameWriter {
       this.str(name);
       this.str(primary.headers[name]);
     }
-    if (typeof primary.body === 'string') {
-      this.u32(TEXT);
-      this.str(primary.body);
-    } else {
-      this.u32(BYTES);
-      this.bytes(primary.body);
-    }
+    // A string as node sent it (UTF-8), bytes as they are: either way the bytes the client got.
+    if (typeof primary.body === 'string') this.str(primary.body);
+    else this.bytes(primary.body);
     this.str(primary.encoding);
     this.str(labels.endpoint);
     this.str(labels.operation);
@@ -161,25 +160,40 @@ export class FrameWriter {
   }
 }
 
-/** The copier's side: bytes as they arrive, each whole frame a job. */
+/**
+ * The copier's side: bytes as they arrive, each whole frame a job. A frame's fields are views of the
+ * bytes it arrived in, not copies (a job lives until its copy is answered, and its batch's chunk with
+ * it); a frame split across reads is joined once, when its last byte has come.
+ */
 export class FrameReader {
-  /** Bytes not yet read as a whole frame; `at` is where the field being read starts. */
-  private pending: Buffer = Buffer.alloc(0);
+  /** Chunks not yet read as whole frames, `have` bytes in all; nothing is read before `wanted` bytes have come. */
+  private parts: Buffer[] = [];
+  private have = 0;
+  private wanted = 4;
+  /** The chunk being read and where the field being read starts. */
+  private buf: Buffer = Buffer.alloc(0);
   private at = 0;
 
   /** The jobs completed by this chunk (a frame may span chunks). */
   read(chunk: Buffer): CopyJob[] {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    this.parts.push(chunk);
+    this.have += chunk.length;
+    if (this.have < this.wanted) return [];
+    this.buf = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.have);
     const jobs: CopyJob[] = [];
     let start = 0;
-    while (this.pending.length - start >= 4) {
-      const size = this.pending.readUInt32LE(start);
-      if (this.pending.length - start - 4 < size) break;
+    while (this.buf.length - start >= 4) {
+      const size = this.buf.readUInt32LE(start);
+      if (this.buf.length - start - 4 < size) break;
       this.at = start + 4;
       jobs.push(this.job());
       start += 4 + size;
     }
-    this.pending = this.pending.subarray(start);
+    const rest = this.buf.subarray(start);
+    this.parts = rest.length === 0 ? [] : [rest];
+    this.have = rest.length;
+    this.wanted = rest.length >= 4 ? 4 + rest.readUInt32LE(0) : 4;
+    this.buf = Buffer.alloc(0);
     return jobs;
   }
 
@@ -193,14 +207,14 @@ export class FrameReader {
     const status = this.u32();
     const answerHeaders: Record<string, string | undefined> = {};
     for (let n = this.u32(); n > 0; n--) answerHeaders[this.text()] = this.str();
-    const answerBody = this.u32() === TEXT ? this.text() : (this.bytes() ?? new Uint8Array());
+    const answerBody = this.bytes() ?? Buffer.alloc(0);
     const encoding = this.str();
     const labels = { endpoint: this.str(), operation: this.str(), binding: this.str() };
     return { requestId, method, url, headers, body, primary: { status, headers: answerHeaders, body: answerBody, encoding }, labels };
   }
 
   private u32(): number {
-    const n = this.pending.readUInt32LE(this.at);
+    const n = this.buf.readUInt32LE(this.at);
     this.at += 4;
     return n;
   }
@@ -208,7 +222,7 @@ export class FrameReader {
   private str(): string | undefined {
     const n = this.u32();
     if (n === NONE) return undefined;
-    const s = this.pending.toString('utf8', this.at, this.at + n);
+    const s = this.buf.toString('utf8', this.at, this.at + n);
     this.at += n;
     return s;
   }
@@ -217,11 +231,10 @@ export class FrameReader {
     return this.str() ?? '';
   }
 
-  /** A copy of the bytes: the chunk they arrived in is not kept alive by them. */
   private bytes(): Buffer | null {
     const n = this.u32();
     if (n === NONE) return null;
-    const b = Buffer.from(this.pending.subarray(this.at, this.at + n));
+    const b = this.buf.subarray(this.at, this.at + n);
     this.at += n;
     return b;
   }

@@ -60,6 +60,18 @@ export const outboxSql = (lock: string) =>
     oldestPending: "SELECT min(created_at) AS t FROM auth_code_outbox WHERE status = 'pending'",
   }) as const;
 
+/** Rows in one INSERT at most: it bounds the statements prepared, one per row count. */
+const MAX_ROWS = 32;
+const ROWS = Array.from({ length: MAX_ROWS + 1 }, (_, n) => Array(n).fill('(?, ?, ?, ?)').join(', '));
+const enqueueRows = (n: number) => `INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at) VALUES ${ROWS[n]}`;
+
+/** An AuthCode waiting for the next group commit. */
+interface Waiting {
+  params: [code: string, phone: string, createdAt: string, due: string];
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 type Row = Record<string, unknown>;
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v));
 
@@ -73,10 +85,38 @@ export class SqlOutbox implements SmsOutbox {
     this.sql = outboxSql(lock);
   }
 
-  async enqueue(code: string, phone: string): Promise<void> {
-    // Autocommit, so durable when this resolves: SQLite writes with synchronous=FULL, PostgreSQL commits.
+  private waiting: Waiting[] = [];
+
+  /**
+   * Durable when this resolves: the row's INSERT has committed (SQLite with synchronous=FULL,
+   * PostgreSQL's commit). The AuthCodes that reach the outbox in one turn of the event loop are
+   * committed together, as one INSERT of several rows: one statement, one transaction, so one
+   * fsync makes all of them durable (on SQLite the fsync cost a request more CPU than everything
+   * else it does, and held the event loop for milliseconds). Each request is still answered only
+   * once its own row is committed; a batch the store refuses is tried again row by row, so a row it
+   * refuses fails only its own request.
+   */
+  enqueue(code: string, phone: string): Promise<void> {
     const now = new Date().toISOString();
-    await this.conn.run(this.sql.enqueue, [code, phone, now, now]);
+    return new Promise<void>((resolve, reject) => {
+      // The first of a turn schedules the commit after the turn's other requests have been read.
+      if (this.waiting.push({ params: [code, phone, now, now], resolve, reject }) === 1) setImmediate(() => void this.commitWaiting());
+    });
+  }
+
+  private async commitWaiting(): Promise<void> {
+    const all = this.waiting;
+    this.waiting = [];
+    for (let i = 0; i < all.length; i += MAX_ROWS) {
+      const batch = all.slice(i, i + MAX_ROWS);
+      try {
+        await this.conn.run(batch.length === 1 ? this.sql.enqueue : enqueueRows(batch.length), batch.flatMap((w) => w.params));
+        for (const w of batch) w.resolve();
+      } catch (err) {
+        if (batch.length === 1) batch[0].reject(err);
+        else for (const w of batch) await this.conn.run(this.sql.enqueue, w.params).then(w.resolve, w.reject);
+      }
+    }
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]> {

@@ -101,6 +101,8 @@ export class StudentChanges {
   }
 
   private beat(client: Client): void {
+    // Closed, or lost and replaced, while the last check was under way: this connection beats no more.
+    if (client !== this.client) return;
     this.timer = setTimeout(() => {
       this.check(client).then(
         () => this.beat(client),

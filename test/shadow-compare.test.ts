@@ -1,0 +1,107 @@
+import fs from 'fs';
+import path from 'path';
+import zlib from 'zlib';
+import type { Case } from '../scripts/legacy/ask';
+import { type Answer, compareLive } from '../src/shadow/compare';
+import { compareSent, readable } from '../src/shadow/copier';
+import type { SentAnswer } from '../src/shadow/frames';
+import { FIXTURES } from './helpers/app';
+
+/**
+ * The copier's comparison (compareSent) decides equal bytes without reading them and compares
+ * anything else by meaning. Its verdict must be the comparison's by meaning (compareLive on both
+ * answers as text) for every pair: the fast path may only ever say "match" where reading both would
+ * have, and what differs is reported the same either way. Checked on the recorded legacy answers, as
+ * sent (text or bytes, compressed or not), paired with themselves, with forms the comparison ignores
+ * (prefixes, namespace declarations, attribute order, white space between elements, another host in
+ * the service's addresses, LF for CRLF in a legacy text) and with real differences.
+ */
+
+interface Recorded {
+  cases: Array<Case & { legacy: Answer }>;
+}
+const corpus = (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'legacy', 'root-tempuri-all.json'), 'utf8')) as Recorded).cases;
+
+/** An answer as text, as the comparison by meaning reads it. */
+const text = (a: SentAnswer): Answer => ({ status: a.status, headers: a.headers, body: typeof a.body === 'string' ? a.body : readable(a.body, a.encoding) });
+
+function expectSameVerdict(c: Case, legacy: SentAnswer, ours: SentAnswer): 'match' | 'difference' {
+  const byMeaning = compareLive(c.method, c.path, text(legacy), text(ours));
+  const sent = compareSent(c.method, c.path, legacy, ours);
+  expect(sent?.found ?? []).toEqual(byMeaning);
+  return byMeaning.length === 0 ? 'match' : 'difference';
+}
+
+const sent = (a: Answer): SentAnswer => ({ status: a.status, headers: a.headers, body: a.body });
+const asBytes = (a: SentAnswer): SentAnswer => ({ ...a, body: Buffer.from(a.body) });
+const gzipped = (a: SentAnswer): SentAnswer => ({ ...a, body: zlib.gzipSync(Buffer.from(a.body)), encoding: 'gzip' });
+const withBody = (a: Answer, body: string): SentAnswer => ({ ...sent(a), body });
+
+const xml = corpus.filter((c) => /xml/.test(c.legacy.headers['content-type'] ?? '') && c.legacy.body.startsWith('<?xml') && c.legacy.status < 400);
+
+test('an answer and its own bytes, as text, as bytes, compressed on one side: a match by either path', () => {
+  expect(corpus.length).toBeGreaterThan(600);
+  for (const c of corpus) {
+    const a = sent(c.legacy);
+    expect([expectSameVerdict(c, a, a), expectSameVerdict(c, a, asBytes(a)), expectSameVerdict(c, asBytes(a), a), expectSameVerdict(c, gzipped(a), a)]).toEqual(['match', 'match', 'match', 'match']);
+  }
+});
+
+test('bytes that differ only in what the comparison ignores: the fast path passes them on, and they match by meaning', () => {
+  const forms: Array<[string, (body: string) => string]> = [
+    // Other prefixes for the SOAP namespaces, declared where the old ones were.
+    ['prefix', (b) => b.replace(/<(\/?)soap(12)?:/g, '<$1env$2:').replace(/xmlns:soap(12)?=/g, 'xmlns:env$1=')],
+    // White space between elements, as an indenting writer leaves it.
+    ['indentation', (b) => b.replace(/></g, '>\r\n  <')],
+    // Namespace declarations in another order (attribute order does not count either).
+    ['declaration order', (b) => b.replace(/<(\w+:Envelope) (xmlns:\w+="[^"]*") (xmlns:\w+="[^"]*") (xmlns:\w+="[^"]*")/, '<$1 $4 $2 $3')],
+  ];
+  let compared = 0;
+  // Every second XML answer: the forms are the same for all, and each is parsed twice.
+  for (const c of xml.filter((_c, i) => i % 2 === 0)) {
+    for (const [name, change] of forms) {
+      const changed = change(c.legacy.body);
+      if (changed === c.legacy.body) continue;
+      compared++;
+      expect([name, c.name, expectSameVerdict(c, withBody(c.legacy, changed), sent(c.legacy))]).toEqual([name, c.name, 'match']);
+      expect([name, c.name, expectSameVerdict(c, asBytes(withBody(c.legacy, changed)), asBytes(sent(c.legacy)))]).toEqual([name, c.name, 'match']);
+    }
+  }
+  expect(compared).toBeGreaterThan(250);
+
+  // The service's addresses under another host (a WSDL from the legacy host's name and from ours).
+  const wsdl = corpus.filter((c) => /\?wsdl$/i.test(c.path) && c.legacy.status === 200);
+  expect(wsdl.length).toBeGreaterThan(0);
+  for (const c of wsdl) {
+    // Recorded with its addresses made placeholders: each host writes its own name there.
+    const at = (host: string) => c.legacy.body.split('{BASE_URL}{PATH}').join(`${host}${c.path.replace(/\?.*$/, '')}`);
+    expect(at('http://iis-host')).not.toBe(c.legacy.body);
+    expect(expectSameVerdict(c, withBody(c.legacy, at('http://iis-host')), asBytes(withBody(c.legacy, at('http://new-host:8080'))))).toBe('match');
+    expect(expectSameVerdict(c, withBody(c.legacy, at('http://iis-host')), withBody(c.legacy, at('http://iis-host/other')))).toBe('difference');
+  }
+
+  // A legacy plain-text error written with LF where .NET writes CRLF.
+  const plain = corpus.filter((c) => /^text\/plain/.test(c.legacy.headers['content-type'] ?? '') && c.legacy.body.includes('\n'));
+  expect(plain.length).toBeGreaterThan(0);
+  for (const c of plain) {
+    const [lf, crlf] = [c.legacy.body.replace(/\r\n/g, '\n'), c.legacy.body.replace(/\r?\n/g, '\r\n')];
+    expect(expectSameVerdict(c, withBody(c.legacy, lf), asBytes(withBody(c.legacy, crlf)))).toBe('match');
+  }
+});
+
+test('real differences are reported alike by both paths: a changed text, status, media type, Cache-Control or framing', () => {
+  const changes: Array<[string, (a: Answer) => SentAnswer]> = [
+    ['text', (a) => withBody(a, a.body.replace(/>([^<>]+)</, (_m, t: string) => `>${t}x<`))],
+    ['status', (a) => ({ ...sent(a), status: a.status === 200 ? 500 : 200 })],
+    ['media type', (a) => ({ ...sent(a), headers: { ...a.headers, 'content-type': 'text/html; charset=utf-8' } })],
+    ['cache-control', (a) => ({ ...sent(a), headers: { ...a.headers, 'cache-control': 'public' } })],
+    ['framing', (a) => ({ ...sent(a), headers: { ...a.headers, 'content-length': undefined, 'transfer-encoding': 'chunked' } })],
+  ];
+  for (const c of xml.filter((_c, i) => i % 4 === 0)) {
+    for (const [name, change] of changes) {
+      const changed = change(c.legacy);
+      if (name === 'text' && changed.body === c.legacy.body) continue;
+      expect([name, c.name, expectSameVerdict(c, sent(c.legacy), asBytes(changed))]).toEqual([name, c.name, 'difference']);
+    }
+  }
+});
