@@ -92,8 +92,15 @@ describe('the targets of issue 24, judged on CPU per request', () => {
   });
 });
 
-test('the paced rate: a third of the slower of the first service and the ceiling, or of a slower target its own', () => {
-  expect(pacedRates([{ kind: 'service', max: 3000 }, { kind: 'service', max: 600 }, { kind: 'ceiling', max: 9000 }, { kind: 'node-soap', max: 30 }])).toEqual([1000, 200, 1000, 10]);
+test('the paced rate: one for all, a third of the slowest; on a roster node-soap is not waited for', () => {
+  const targets = [
+    { kind: 'service', max: 3000 },
+    { kind: 'service', max: 2400 },
+    { kind: 'ceiling', max: 9000 },
+    { kind: 'node-soap', max: 30 },
+  ] as const;
+  expect(pacedRates(targets)).toEqual([10, 10, 10, 10]);
+  expect(pacedRates(targets, true)).toEqual([800, 800, 800, 10]);
   expect(pacedRates([{ kind: 'service', max: 6 }])).toEqual([5]);
 });
 

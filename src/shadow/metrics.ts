@@ -26,7 +26,7 @@ export interface Labels {
   binding?: string;
 }
 
-/** Each label set's counter, found once: counting is on the client's thread (a batch of tallies every 50 ms, a drop at a time). (Few: operations × bindings × outcomes.) */
+/** Each label set's counter, found once: counting is on the client's thread (a batch of tallies every 200 ms, a drop at a time). (Few: operations × bindings × outcomes.) */
 const counters = new Map<string, client.Counter.Internal>();
 
 export function countShadow(labels: Labels, outcome: ShadowOutcome, n = 1): void {
