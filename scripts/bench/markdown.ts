@@ -11,6 +11,10 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFracti
 export function cpuMarkdown(cpu: readonly CpuRow[], shadow: readonly ShadowRow[], verdicts: readonly Verdict[], title: string): string {
   const stores = [...new Set(cpu.filter((r) => r.kind === 'service').map((r) => r.target))];
   const lines = [
+    '# The benchmark run behind the chart: CPU per request',
+    '',
+    `**Summary.** Written by \`npm run bench\` (${title}): each server's CPU µs per request, paced, and issue 24's targets judged on it. What it means: [performance.md](../performance.md).`,
+    '',
     `CPU µs per request, paced (${title}):`,
     '',
     `| workload | ${stores.join(' | ')} | ceiling | node-soap | ${stores.map((s) => s.replace(/^service, /, '').replace(/, 1 worker$/, '')).map((s) => `${s} x ceiling | ${s} x node-soap`).join(' | ')} |`,
