@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port';
 import { fuzz, type FuzzReport } from './fuzz/run';
 import { runMain } from './run-main';
 
@@ -53,16 +54,6 @@ function parseArgs(argv: string[]): Args | null {
     }
   }
   return args;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
 }
 
 async function waitUntilServing(port: number, child: ChildProcess): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * Records the legacy ASMX host's answers under every configuration of the matrix
  * (scripts/legacy/matrix.ts) into test/fixtures/legacy/NAME.json, starting and stopping a legacy host
- * (LEGACY_HOST_DIR, default ../shared/tools/legacy-host: Mono's System.Web.Services) for each.
+ * (LEGACY_HOST_DIR, default scripts/legacy-host/: Mono's System.Web.Services) for each.
  *
  *   npm run record-legacy                       record every configuration
  *   npm run record-legacy -- --only NAME...     record these again, keep the others
@@ -18,7 +18,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeAccepted } from './legacy/accepted';
-import { freePort, legacyHostDir, startLegacyHost } from './legacy/host';
+import { freePort } from './free-port';
+import { legacyHostDir, startLegacyHost } from './legacy/host';
 import { casesOf, MATRIX } from './legacy/matrix';
 import { type Recorded, RECORDINGS, readRecording, recordCases, recordingChanges, recordingPath, writeRecording } from './legacy/recording';
 

@@ -1,30 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { projectRoot } from '../../src/basics/paths';
 import { ask } from './ask';
 import type { Configuration } from './matrix';
 
 /**
- * A legacy ASMX host (the reference tools' start.sh: Mono's System.Web.Services) started for one
+ * A legacy ASMX host (scripts/legacy-host/start.sh: Mono's System.Web.Services) started for one
  * configuration of the matrix and stopped after it.
  */
 
-/** LEGACY_HOST_DIR, else the reference tools beside the checkout (`../shared/tools/legacy-host`). */
+/** LEGACY_HOST_DIR, else the project's own copy (scripts/legacy-host/). */
 export function legacyHostDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.LEGACY_HOST_DIR || path.join(projectRoot, '..', 'shared', 'tools', 'legacy-host');
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
+  return env.LEGACY_HOST_DIR || path.join(projectRoot, 'scripts', 'legacy-host');
 }
 
 export interface LegacyHost {
