@@ -18,6 +18,7 @@
 const fs = require('fs');
 const path = require('path');
 const { spawnSync } = require('child_process');
+require('./check-node'); // an unsupported Node stops here, in one line
 
 const ROOT = path.resolve(__dirname, '..');
 const USAGE = 'usage: node scripts/build.js [--out DIR]';
