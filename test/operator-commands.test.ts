@@ -93,8 +93,8 @@ describe('package.json scripts', () => {
 
   it('docs/operations-commands.md names every script', () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs', 'operations-commands.md'), 'utf8');
-    // npm's own lifecycle names: `npm start`, `npm test`, and prepare, which npm ci runs.
-    const named = (name: string) => (name === 'prepare' ? '`prepare`' : ['start', 'test'].includes(name) ? `npm ${name}` : `npm run ${name}`);
+    // npm's own lifecycle names: `npm start`, `npm test`, and preinstall and prepare, which npm ci runs.
+    const named = (name: string) => (name === 'prepare' || name === 'preinstall' ? `\`${name}\`` : ['start', 'test'].includes(name) ? `npm ${name}` : `npm run ${name}`);
     const missing = Object.keys(SCRIPTS).filter((name) => !doc.includes(named(name)));
     expect(missing).toEqual([]);
   });
