@@ -32,7 +32,7 @@ export function maskPhone(phone: unknown): string {
   // Longer than any phone number: what is past it is not one, and is not read.
   const text = String(phone).slice(0, 64);
   if (MASKED.test(text)) return text;
-  let digits = [...text].filter(isDigit).slice(0, 20).join('');
+  let digits = [...text].filter(isDigit).join('');
   const first = text.search(/[\p{Nd}+＋]/u);
   let plus = first !== -1 && (text[first] === '+' || text[first] === '＋');
   // 00 is the international prefix the intake reads as a `+`.
