@@ -320,6 +320,18 @@ test("a provider echoing the phone in national form and with spaces: no log line
   expect(lines.join('\n')).toContain('077****567');
 });
 
+test('the outbox keeps any error it is given masked, whoever wrote it (both stores)', async () => {
+  const s = await service({}, false);
+  await authCode(s.app, '5151', '+9647701234567');
+  await authCode(s.app, '5152', '+9647701234568');
+  const now = new Date();
+  const [a, b] = await s.store.outbox.claimDue('owner', now, new Date(now.getTime() + 60_000), 2, new Date(0));
+  expect(await s.store.outbox.scheduleRetry(a!.id, 'owner', now, 'HTTP 503: busy for +964 770 123 4567', false)).toBe(true);
+  expect(await s.store.outbox.markFailed(b!.id, 'owner', now, 'HTTP 400: {"to":"0770-123-4568","code":"5152"}', false)).toBe(true);
+  const errors = (await rows(s)).map((r) => r.lastError).sort();
+  expect(errors).toEqual(['HTTP 400: {"to":"077****568","code":"[removed]"}', 'HTTP 503: busy for +96477****567']);
+});
+
 test('the log gateway says once that nothing is sent, and writes the text to its own line', async () => {
   const captured = captureLog();
   try {
