@@ -68,8 +68,20 @@ const DATE = /^(?:19|20)\d\d([-/.])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12]\d|3[01])(?:
 /** How far around a run its word is read, each way: enough for a UUID or a SHA-256 in hex. */
 const WORD_REACH = 80;
 const WORD_CHAR = /[0-9A-Za-z-]/;
-const UUID = /^(?=.*[a-f])[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const HEX_ID = /^(?=[0-9a-f-]*[a-f])(?:-?[0-9a-f]){16,}-?$/i;
+
+/** A UUID with a letter among its hex digits (what HEX_ID says of it, read without a regular expression: every request line has one). */
+function isUuid(text: string): boolean {
+  let letter = false;
+  for (let i = 0; i < 36; i++) {
+    const c = text.charCodeAt(i) | 0x20;
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 0x2d) return false;
+    } else if (c >= 0x61 && c <= 0x66) letter = true;
+    else if (c < 0x30 || c > 0x39) return false;
+  }
+  return letter;
+}
 
 /**
  * Whether the run [start, end) is part of a hexadecimal id (a UUID, a hash, a trace id): sixteen
@@ -91,9 +103,15 @@ function inHexId(text: string, start: number, end: number): boolean {
  * hexadecimal id, an IPv4 address, a date.
  */
 export function maskPhones(text: string): string {
-  if (!/[\p{Nd}%]/u.test(text)) return text;
+  // Fewer than seven characters that could be digits (ASCII, any other script's, escaped): no run.
+  let maybe = 0;
+  for (let i = 0; i < text.length && maybe < 7; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 0x30 && c <= 0x39) || c === 0x25 || c > 0x7f) maybe += 1;
+  }
+  if (maybe < 7) return text;
   // A request id as the service makes them (on every request line): a hex id, kept; said at once.
-  if (text.length === 36 && UUID.test(text)) return text;
+  if (text.length === 36 && isUuid(text)) return text;
   return text.replace(RUN, (run: string, start: number) => {
     if (inHexId(text, start, start + run.length)) return run;
     // Only ASCII escapes can be in a run (digits, separators, `+`): each is its character.
@@ -143,11 +161,16 @@ function maskElements(text: string, local: string, replace: (content: string) =>
   return out + text.slice(at);
 }
 
+/** A character some rule below reads: a digit (any script's is non-ASCII), `%`, `<`, `"`, `=`. */
+const MAYBE = /[0-9%<"=\u0080-\uffff]/;
+
 /**
  * Free text masked: codes out of XML elements (`<code>`, `<x:code>`) and of query or form pairs,
  * phones masked there and anywhere else. Masking masked text changes nothing.
  */
 export function maskText(text: string): string {
+  // Most log values (names, methods, addresses' words) hold nothing any rule reads: said at once.
+  if (!MAYBE.test(text)) return text;
   let t = text;
   if (t.includes('<')) t = maskElements(maskElements(t, 'code', () => REMOVED), 'phone', maskPhone);
   // A code as a JSON member (a provider's echo, a client's JSON body): `"code": "4821"`.
