@@ -102,6 +102,46 @@ describe('iis/httpplatform/web.config (HttpPlatformHandler)', () => {
   });
 });
 
+describe("IIS's access log: no query string, so no AuthCode code or phone (issue 30, rule 6)", () => {
+  /** IIS's names for the W3C log fields (logExtFileFlags). */
+  const IIS_FIELDS = ['Date', 'Time', 'ClientIP', 'UserName', 'SiteName', 'ComputerName', 'ServerIP', 'Method', 'UriStem', 'UriQuery', 'HttpStatus', 'Win32Status', 'BytesSent', 'BytesRecv', 'TimeTaken', 'ServerPort', 'UserAgent', 'Cookie', 'Referer', 'ProtocolVersion', 'Host', 'HttpSubStatus'];
+  const script = () => read('iis/access-log.cmd');
+  /** The fields each appcmd line of `text` sets for a site, and where it commits them. */
+  const settings = (text: string) =>
+    [...text.matchAll(/appcmd\.exe set config -section:system\.applicationHost\/sites "\/\[name='([^']+)'\]\.logFile\.logExtFileFlags:([^"]*)" \/commit:(\w+)/g)].map((m) => ({
+      site: m[1],
+      fields: m[2]!.split(',').map((f) => f.trim()),
+      commit: m[3],
+    }));
+
+  test('access-log.cmd sets the site\'s log fields in applicationHost.config without the query string, the referer or cookies', () => {
+    const [set, ...more] = settings(script());
+    expect(more).toEqual([]);
+    expect(set).toMatchObject({ site: '%SITE%', commit: 'apphost' });
+    // Every name is one IIS knows (a wrong one fails the whole command), and a request is still logged.
+    for (const f of set!.fields) expect([f, IIS_FIELDS.includes(f)]).toEqual([f, true]);
+    expect(set!.fields).toEqual(expect.arrayContaining(['Date', 'Time', 'ClientIP', 'Method', 'UriStem', 'HttpStatus', 'TimeTaken']));
+    expect(set!.fields).not.toEqual(expect.arrayContaining(['UriQuery']));
+    expect(set!.fields.filter((f) => ['UriQuery', 'Referer', 'Cookie'].includes(f))).toEqual([]);
+    // A batch file: Windows line ends, and no unescaped & that cmd would take for a second command.
+    expect(script()).not.toMatch(/[^\r]\n/);
+    expect(script()).not.toContain('&');
+    expect(script()).toMatch(/^if "%SITE%"=="" set "SITE=Default Web Site"\r$/m);
+  });
+
+  test('the README runs it, with the same command, for both ways; every web.config points to it and holds no locked logging section', () => {
+    const readme = read('iis/README.md');
+    expect(readme).toContain('access-log.cmd "Default Web Site"');
+    const [shown] = settings(readme);
+    expect(shown).toEqual({ ...settings(script())[0], site: 'Default Web Site' });
+    for (const file of ['iis/web.config', 'iis/vdir/web.config', 'iis/httpplatform/web.config']) {
+      expect([file, read(file).includes('run access-log.cmd once')]).toEqual([file, true]);
+      // httpLogging is locked to applicationHost.config by default: in a web.config it stops the site (500.19).
+      expect([file, /<httpLogging\b/.test(read(file).replace(/<!--[\s\S]*?-->/g, ''))]).toEqual([file, false]);
+    }
+  });
+});
+
 describe('systemd/student-info.service', () => {
   const unit = read('systemd/student-info.service');
   const setting = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(unit)?.[1];

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { createLogger, cut, fieldsOf, lineOf, maskPhone, MAX_LINE_BYTES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS } from '../src/basics/log';
+import { maskText } from '../src/basics/mask';
 import { FakeGateway } from './helpers/sms-gateway';
 import { type LogLine, request, type Service, servicesPerTest } from './helpers/service';
 
@@ -139,6 +140,74 @@ describe('masking', () => {
     expect(maskPhone(`${'*'.repeat(4)}${PHONE}`)).toBe('+96477****567');
     expect(maskPhone(null)).toBe('(none)');
     expect(maskPhone('(none)')).toBe('(none)');
+  });
+});
+
+describe('phones in any spelling, codes by any name (issue 30, rule 6)', () => {
+  /** PHONE's last seven digits, whatever stands between them: what no masked text may hold. */
+  const SEVEN = /1\D{0,3}2\D{0,3}3\D{0,3}4\D{0,3}5\D{0,3}6\D{0,3}7/;
+
+  test('a phone typed into the URL path or the SOAPAction is masked in the refusal reason', async () => {
+    const s = await service({ env: SMS_ENV });
+    const asked: [string, string, Parameters<typeof request>[2]][] = [
+      ['path-national', '/AuthCodeSending.asmx/07701234567', { headers: { 'X-Request-Id': 'path-national' } }],
+      ['path-spaced', '/AuthCodeSending.asmx/0770%20123%204567', { headers: { 'X-Request-Id': 'path-spaced' } }],
+      ['path-plus', '/AuthCodeSending.asmx/%2B964-770-123-4567', { headers: { 'X-Request-Id': 'path-plus' } }],
+      ['path-word', '/AuthCodeSending.asmx/AuthCode07701234567', { headers: { 'X-Request-Id': 'path-word' } }],
+      ...['http://tempuri.org/07701234567', '"http://tempuri.org/+964 770 123 4567"', 'urn:(0770) 123-4567'].map(
+        (action, i): [string, string, Parameters<typeof request>[2]] => [
+          `action-${i}`,
+          '/AuthCodeSending.asmx',
+          { method: 'POST', headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: action, 'X-Request-Id': `action-${i}` }, body: '<x/>' },
+        ],
+      ),
+    ];
+    for (const [id, path, init] of asked) {
+      const r = await request(s.port, path, init);
+      expect([id, r.status]).toEqual([id, 500]);
+      const line = await requestLine(s, id);
+      expect([id, line.reason]).toEqual([id, expect.stringMatching(/(?:\+96477|077|770)\*{4}567/)]);
+    }
+    const all = s.raw.join('\n');
+    expect(all).not.toMatch(SEVEN);
+    expect(all).not.toContain(HIDDEN);
+  });
+
+  test('every spelling the intake reads is masked, wherever it stands in a value', () => {
+    const spellings = ['+9647701234567', '9647701234567', '009647701234567', '07701234567', '7701234567', '0770 123 4567', '0770-123-4567', '0770.123.4567', '(0770) 123 4567', '+964 (770) 123-4567', '00964 770 123 4567', '0770 - 123 - 4567', '٠٧٧٠١٢٣٤٥٦٧', '０７７０１２３４５６７', '0770/123/4567', 'x07701234567', '%2B964%20770%20123%204567'];
+    for (const phone of spellings) {
+      const fields = fieldsOf({ error: new Error(`HTTP 400: bad number ${phone}.`), note: `to=${phone};`, list: [`"${phone}"`] });
+      const text = JSON.stringify(fields).replace(/[٠-٩]/g, (d) => String(d.charCodeAt(0) - 0x660)).replace(/[０-９]/g, (d) => String(d.charCodeAt(0) - 0xff10));
+      expect([phone, text]).toEqual([phone, expect.not.stringMatching(SEVEN)]);
+    }
+  });
+
+  test('codes go by the name ASP.NET decodes, in a query, a form, a SOAP body and JSON', () => {
+    const texts = [`/AuthCodeSending.asmx/AuthCode?%63ode=${CODE}&phone=1`, `c%6fde=${CODE}&x=1`, `CODE=${CODE}`, `a=1&%u0063ode=${CODE}`, `<soap:Body><AuthCode><code>${CODE}</code></AuthCode></soap:Body>`, `<x:CODE a="1">${CODE}</x:CODE>`, `{"code": "${CODE}"}`];
+    for (const text of texts) expect([text, maskText(text)]).toEqual([text, expect.not.stringContaining(CODE)]);
+    expect(JSON.stringify(fieldsOf({ url: texts[0], body: texts[1] }))).not.toContain(CODE);
+  });
+
+  test('ordinary ids, counts, timestamps, addresses and ports are kept as they are', () => {
+    const kept = {
+      reqId: '90943f17-ed0d-43b9-a82e-504c2777656d',
+      key: 'abcdefab-1234-5678-1234-abcdefabcdef',
+      hash: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      id: 1001,
+      ids: [1, 2, 3],
+      count: 123456789012,
+      bytesIn: 3000128,
+      ms: 24.3,
+      time: '2026-11-25T16:25:36.515Z',
+      at: '2026-11-25 16:25:36',
+      client: '192.168.100.200',
+      v6: '2001:db8::7',
+      url: 'http://127.0.0.1:54321/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001',
+      error: 'connect ECONNREFUSED 127.0.0.1:8080',
+      reason: 'body over MAX_BODY_BYTES',
+      note: 'retry in 123456 ms; 16 rows',
+    };
+    expect(fieldsOf(kept)).toEqual(kept);
   });
 });
 

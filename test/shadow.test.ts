@@ -9,7 +9,9 @@ import { ask, type Case } from '../scripts/legacy/ask';
 import { format, summarise } from '../scripts/shadow-report';
 import type { Answer } from '../src/shadow/compare';
 import { copyRule } from '../src/shadow/mirror';
-import { type DifferenceLine, mask } from '../src/shadow/report';
+import { latestDifferences } from '../src/console/differences';
+import { maskText as mask } from '../src/basics/mask';
+import type { DifferenceLine } from '../src/shadow/report';
 import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
 
 /**
@@ -362,7 +364,7 @@ describe('operations with effects', () => {
     expect(host.asked.sort()).toEqual(['GET /About%55s.asmx/GetAboutUs', 'GET /AboutUs.asmx%2FGetAboutUs', 'GET /AboutUs.asmx/GetAboutUs', 'GET /AuthCodeSending%2Easmx']);
   });
 
-  test('SHADOW_INCLUDE=AuthCode copies it, and the log holds no code and only the last two digits of a phone', async () => {
+  test("SHADOW_INCLUDE=AuthCode copies it, and the log holds no code and the phone masked as the service's log masks it", async () => {
     const host = await recordingHost();
     const log = logFile();
     const ours = await start({ SHADOW_URL: host.base, SHADOW_LOG: log, SHADOW_INCLUDE: 'AuthCode' });
@@ -376,7 +378,35 @@ describe('operations with effects', () => {
     const text = fs.readFileSync(log, 'utf8');
     expect(text).not.toContain('4821');
     expect(text).not.toMatch(/770123/);
-    expect(lines.map((l) => l.request.url + l.request.body).join('\n')).toMatch(/<phone>\+\*{11}67<\/phone>[\s\S]*phone=%2B\*{11}67/);
+    expect(lines.map((l) => l.request.url + l.request.body).join('\n')).toMatch(/<phone>\+96477\*{4}567<\/phone>[\s\S]*phone=%2B96477\*{4}567/);
+  });
+
+  test('a code named by its escaped name (%63ode, c%6fde, CODE) and a phone in any spelling: neither the differences log nor the console holds them', async () => {
+    const host = await recordingHost();
+    const log = logFile();
+    const ours = await start({ SHADOW_URL: host.base, SHADOW_LOG: log, SHADOW_INCLUDE: 'AuthCode' });
+    const before = await outcomes();
+    const asked = [
+      post('/AuthCodeSending.asmx/AuthCode', '%63ode=4821&phone=0770%20123%204567'),
+      post('/AuthCodeSending.asmx/AuthCode', 'c%6fde=4821&PHONE=%2B964-770-123-4567'),
+      get('/AuthCodeSending.asmx/AuthCode?CODE=4821&%70hone=07701234567'),
+      soap11('/AuthCodeSending.asmx', 'AuthCode', '<code>4821</code><phone>(0770) 123 4567</phone>'),
+    ];
+    for (const [i, c] of asked.entries()) await ask(ours.base, { ...c, headers: { ...c.headers, 'X-Request-Id': `escaped-${i}` } }, false);
+    expect(await settled(before, asked.length)).toEqual({ difference: asked.length });
+    await logLines(log, asked.length);
+    const digits = /4821|1\D{0,3}2\D{0,3}3\D{0,3}4\D{0,3}5\D{0,3}6\D{0,3}7/;
+    expect(fs.readFileSync(log, 'utf8')).not.toMatch(digits);
+    // The console reads the log again (and masks again what an older version or a hand wrote there).
+    const unmasked = JSON.parse(fs.readFileSync(log, 'utf8').split('\n')[0]!) as DifferenceLine;
+    unmasked.request.body = '%63ode=4821&phone=0770%20123%204567';
+    unmasked.request.url = '/AuthCodeSending.asmx/AuthCode?c%6fde=4821&x=0770-123-4567';
+    unmasked.legacy.body = '<code>4821</code> 0770 123 4567';
+    fs.appendFileSync(log, `${JSON.stringify(unmasked)}\n`);
+    const shown = latestDifferences(log, 10);
+    expect(shown).toHaveLength(asked.length + 1);
+    expect(JSON.stringify(shown)).not.toMatch(digits);
+    expect(shown[0]!.request.body).toBe('%63ode=[removed]&phone=077****567');
   });
 });
 
@@ -394,10 +424,10 @@ test('SHADOW_SAMPLE=0 copies nothing, SHADOW_SAMPLE=1 everything', async () => {
   expect(host.asked.length).toBe(3);
 });
 
-test('mask: codes out, phones to their last two digits, in XML, forms, queries and anywhere else', () => {
-  expect(mask('<a:code x="1">12<!-- c -->34</a:code><code/><Phone>+964 770 123 4567</Phone>')).toBe('<a:code x="1">[removed]</a:code><code/><Phone>+*** *** *** **67</Phone>');
-  expect(mask('/AuthCode?CODE=4821&phone=07701234567&x=1')).toBe('/AuthCode?CODE=[removed]&phone=*********67&x=1');
-  expect(mask('Cannot convert 07701234567 to System.Char; id 1001')).toBe('Cannot convert *********67 to System.Char; id 1001');
+test("mask: codes out, phones masked as the service's log masks them, in XML, forms, queries and anywhere else", () => {
+  expect(mask('<a:code x="1">12<!-- c -->34</a:code><code/><Phone>+964 770 123 4567</Phone>')).toBe('<a:code x="1">[removed]</a:code><code/><Phone>+96477****567</Phone>');
+  expect(mask('/AuthCode?CODE=4821&phone=07701234567&x=1')).toBe('/AuthCode?CODE=[removed]&phone=077****567&x=1');
+  expect(mask('Cannot convert 07701234567 to System.Char; id 1001')).toBe('Cannot convert 077****567 to System.Char; id 1001');
   expect(mask('<code>never closed 1234')).toBe('<code>[removed]');
 });
 

@@ -291,6 +291,47 @@ test('no log line holds a code or a whole phone number', async () => {
   expect(lines.join('\n')).toContain('+96477****543');
 });
 
+test("a provider echoing the phone in national form and with spaces: no log line and no stored last_error holds its digits", async () => {
+  const captured = captureLog();
+  let stored: (string | null)[];
+  try {
+    const s = await service({ SMS_MAX_ATTEMPTS: '2' });
+    // The provider writes the number its own way, as providers do: national, spaced, dashed, without its +.
+    gateway.script.push(
+      { status: 503, body: '{"error":"route busy for 0770 123 4567, try later"}' },
+      { status: 400, body: '{"error":"invalid destination 07701234567 (964-770-123-4567)","to":"0770.123.4567"}' },
+    );
+    await authCode(s.app, '864209', '+9647701234567');
+    await until('the message has failed', async () => (await byStatus(s, 'failed')) === 1);
+    await settle();
+    stored = (await rows(s)).map((r) => r.lastError);
+  } finally {
+    captured.restore();
+  }
+  expect(gateway.requests).toHaveLength(2);
+  // Its digits in any spelling: the last seven of the number with anything but digits between them.
+  const digits = /1\D{0,3}2\D{0,3}3\D{0,3}4\D{0,3}5\D{0,3}6\D{0,3}7|864209/;
+  const lines = captured.lines.map((l) => JSON.stringify(l));
+  expect(lines.filter((l) => l.includes('SMS failed for good'))).toHaveLength(1);
+  for (const line of lines) expect(line).not.toMatch(digits);
+  expect(stored).toEqual([expect.stringMatching(/^HTTP 400: .*invalid destination 077\*{4}\d{3}\).*"to":"077\*{4}567"/)]);
+  expect(stored[0]).not.toMatch(digits);
+  // What is left still tells an operator which number it was, as the rest of the log does.
+  expect(lines.join('\n')).toContain('077****567');
+});
+
+test('the outbox keeps any error it is given masked, whoever wrote it (both stores)', async () => {
+  const s = await service({}, false);
+  await authCode(s.app, '5151', '+9647701234567');
+  await authCode(s.app, '5152', '+9647701234568');
+  const now = new Date();
+  const [a, b] = await s.store.outbox.claimDue('owner', now, new Date(now.getTime() + 60_000), 2, new Date(0));
+  expect(await s.store.outbox.scheduleRetry(a!.id, 'owner', now, 'HTTP 503: busy for +964 770 123 4567', false)).toBe(true);
+  expect(await s.store.outbox.markFailed(b!.id, 'owner', now, 'HTTP 400: {"to":"0770-123-4568","code":"5152"}', false)).toBe(true);
+  const errors = (await rows(s)).map((r) => r.lastError).sort();
+  expect(errors).toEqual(['HTTP 400: {"to":"077****568","code":"[removed]"}', 'HTTP 503: busy for +96477****567']);
+});
+
 test('the log gateway says once that nothing is sent, and writes the text to its own line', async () => {
   const captured = captureLog();
   try {

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import pretty from 'pino-pretty';
+import { maskPhone, maskText } from './mask';
 
 /**
  * Structured log lines on stderr: one JSON object each (pino), or pino-pretty's lines when stderr is
@@ -35,24 +36,14 @@ const SECRET_KEYS = new Set(['token', 'secret', 'password', 'serverkey', 'author
  */
 const CODE_PARENTS = new Set(['', 'params', 'args']);
 
-/** The form maskPhone gives (also '****' and '(none)'): nothing left to hide in it. */
-const MASKED = /^(?:\+?\d{0,6}\*{4}\d{0,3}|\(none\))$/;
+/** Phones and codes: the one rule, shared with the stored errors and the shadow log (mask.ts). */
+export { maskPhone };
 
 /**
- * A phone for logs, `+96477****567`: country code and operator prefix, four stars whatever the
- * length, the last three digits; enough for an operator to tell numbers apart without reading them.
- * Only a value exactly of that form is taken as masked already (fields are masked where logged and
- * again by the logger): stars anywhere else hide nothing.
+ * How far past a cut a value is masked first: a phone that straddles the cut is seen whole (and
+ * masked whole) rather than cut into a part too short to be recognised and left in the clear.
  */
-export function maskPhone(phone: unknown): string {
-  if (phone === null || phone === undefined) return '(none)';
-  // Longer than any phone number: what is past it is not one, and is not read.
-  const text = String(phone).slice(0, 64);
-  if (MASKED.test(text)) return text;
-  const digits = text.replace(/[^\d+]/g, '').slice(0, 20);
-  if (digits.length < 10) return '****';
-  return `${digits.slice(0, 6)}****${digits.slice(-3)}`;
-}
+const MASK_MARGIN = 64;
 
 /** `text` cut to `max` characters (never inside a surrogate pair), marked with how many went. */
 export function cut(text: string, max: number = MAX_VALUE_CHARS): string {
@@ -63,14 +54,27 @@ export function cut(text: string, max: number = MAX_VALUE_CHARS): string {
   return `${text.slice(0, end)}…[${text.length - end} more chars]`;
 }
 
+/**
+ * `text` masked (mask.ts), then cut to `max` as `cut` does. A long text is masked only as far as
+ * it is kept (and MASK_MARGIN more); the marker counts what went of the text as it came.
+ */
+export function maskedCut(text: string, max: number): string {
+  if (text.length <= max + MASK_MARGIN) return cut(maskText(text), max);
+  const masked = maskText(text.slice(0, max + MASK_MARGIN));
+  const kept = cut(masked, max);
+  const head = masked.length > max ? kept.slice(0, kept.lastIndexOf('…[')) : kept;
+  return `${head}…[${text.length - head.length} more chars]`;
+}
+
 /** Walks one line's fields once: bounded in size, depth and count, secrets out, phones masked. */
 class Bounder {
   private budget = LINE_BUDGET_CHARS;
 
+  /** A string value or key, masked and bounded. */
   string(text: string, max = MAX_VALUE_CHARS): string {
-    const kept = cut(text, Math.min(max, this.budget));
+    const limit = Math.min(max, this.budget);
     this.budget = Math.max(0, this.budget - Math.min(text.length, max));
-    return kept;
+    return maskedCut(text, limit);
   }
 
   value(value: unknown, key: string, parent: string, depth: number): unknown {
@@ -152,9 +156,9 @@ const options: pino.LoggerOptions = {
   timestamp: pino.stdTimeFunctions.isoTime,
   formatters: { level: (label) => ({ level: label }), log: fieldsOf },
   hooks: {
-    // The message is a value too (and pino takes an error's message for it when there is none).
+    // The message is a value too, masked and cut (and pino takes an error's message for it when there is none).
     logMethod(args, method) {
-      for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = cut(args[i] as string, MAX_MESSAGE_CHARS);
+      for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = maskedCut(args[i] as string, MAX_MESSAGE_CHARS);
       return method.apply(this, args);
     },
     streamWrite: lineOf,

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { mask, type DifferenceLine } from '../shadow/report';
+import { maskText as mask } from '../basics/mask';
+import type { DifferenceLine } from '../shadow/report';
 
 /**
  * Enough of the end of the differences log for a few lines: a line holds at most three bodies of
@@ -39,6 +40,9 @@ export function latestDifferences(file: string | null, n: number): DifferenceLin
   }
 }
 
+const headers = (h: unknown): Record<string, string> =>
+  typeof h === 'object' && h !== null ? Object.fromEntries(Object.entries(h).map(([k, v]) => [mask(k), mask(typeof v === 'string' ? v : '')])) : {};
+
 function parse(text: string): DifferenceLine | null {
   try {
     const l = JSON.parse(text) as DifferenceLine;
@@ -49,8 +53,8 @@ function parse(text: string): DifferenceLine | null {
       operation: s(l.operation),
       binding: s(l.binding),
       request: { method: s(l.request?.method), url: s(l.request?.url), headers: {}, body: s(l.request?.body) },
-      legacy: { status: Number(l.legacy.status), headers: l.legacy.headers ?? {}, body: s(l.legacy.body) },
-      ours: { status: Number(l.ours.status), headers: l.ours.headers ?? {}, body: s(l.ours.body) },
+      legacy: { status: Number(l.legacy.status), headers: headers(l.legacy.headers), body: s(l.legacy.body) },
+      ours: { status: Number(l.ours.status), headers: headers(l.ours.headers), body: s(l.ours.body) },
       differences: Array.isArray(l.differences) ? l.differences.map((d) => ({ kind: s(d?.kind), detail: s(d?.detail) })) : [],
       noise: l.noise === true,
     };

@@ -1,6 +1,5 @@
 import { escapeMarkup as e } from '../basics/escape';
-import { maskPhone } from '../basics/log';
-import { mask } from '../shadow/report';
+import { maskPhone, maskText as mask } from '../basics/mask';
 import { count, metricsPair, nameOf } from './charts';
 import { total } from './prom-text';
 import { PENDING_TOO_OLD_MS, span } from './verdict';

@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { log } from '../basics/log';
+import { maskText } from '../basics/mask';
 import type { Answer, Difference } from './compare';
 
 /**
  * The differences log: one JSON line per request whose two answers differ, appended to SHADOW_LOG.
  * A line holds the request and both answers, so a difference can be understood without the traffic,
- * but no secret: AuthCode's code is removed wherever it appears and phone numbers are masked but for
- * their last two digits (the service's own log keeps the prefix and three: basics/log.ts maskPhone).
+ * but no secret: every text of it is masked by the rule the service's own log uses (basics/mask.ts
+ * maskText): AuthCode's code removed wherever a field names it, phones masked in any spelling.
  */
 export interface ReportedRequest {
   method: string;
@@ -32,58 +33,19 @@ export interface DifferenceLine {
   noise?: boolean;
 }
 
-const maskDigits = (value: string) => {
-  const digits = value.replace(/\P{Nd}/gu, '').length;
-  let seen = 0;
-  return value.replace(/\p{Nd}/gu, (d) => (++seen > digits - 2 ? d : '*'));
-};
-
-/**
- * Codes out and phones masked, in XML (`<code>`, `<x:phone>`), in a query or form (`code=`, `PHONE=`:
- * ASP.NET matches names without regard to case) and, for a number echoed anywhere else, any run of
- * seven or more digits. Every pattern here runs in linear time: the text may be a hostile request.
- */
-export function mask(text: string): string {
-  const xml = maskElements(maskElements(text, 'code', () => '[removed]'), 'phone', maskDigits);
-  return xml
-    .replace(/((?:^|[?&])code=)[^&#\s]*/gi, '$1[removed]')
-    .replace(/((?:^|[?&])phone=)([^&#\s]*)/gi, (_m, name: string, value: string) => name + encodeURIComponent(maskDigits(decoded(value))))
-    .replace(/\p{Nd}(?:[ ().-]?\p{Nd}){6,}/gu, maskDigits);
-}
-
-const decoded = (value: string) => {
-  try {
-    return decodeURIComponent(value.replace(/\+/g, ' '));
-  } catch {
-    return value;
-  }
-};
-
-/** Replaces the content of each element with this local name (any prefix), up to its end tag or the end of the text. */
-function maskElements(text: string, local: string, replace: (content: string) => string): string {
-  const open = new RegExp(`<(?:[\\w.-]+:)?${local}(?:\\s[^<>]*)?>`, 'gi');
-  const close = new RegExp(`</(?:[\\w.-]+:)?${local}\\s*>`, 'gi');
-  let out = '';
-  let at = 0;
-  for (let m = open.exec(text); m !== null; m = open.exec(text)) {
-    if (m[0].endsWith('/>')) continue;
-    const start = m.index + m[0].length;
-    close.lastIndex = start;
-    const end = close.exec(text);
-    const stop = end === null ? text.length : end.index;
-    out += text.slice(at, start) + replace(text.slice(start, stop));
-    at = stop;
-    if (end === null) break;
-    open.lastIndex = stop;
-  }
-  return out + text.slice(at);
-}
-
 /** A body kept in the log: at most this many characters (a line per difference, not a copy of the traffic). */
 const KEPT = 64 * 1024;
-const kept = (s: string) => (s.length > KEPT ? `${s.slice(0, KEPT)}…(${s.length} characters)` : s);
+// The count with its thousands separated: a run of seven digits would read as a phone and be masked.
+const kept = (s: string) => (s.length > KEPT ? `${s.slice(0, KEPT)}…(${s.length.toLocaleString('en-US')} characters)` : s);
 
-const maskAnswer = (a: Answer): Answer => ({ ...a, body: mask(kept(a.body)) });
+const maskHeaders = <T extends Record<string, string | undefined>>(h: T): T =>
+  Object.fromEntries(Object.entries(h).map(([k, v]) => [k, v === undefined ? v : maskText(v)])) as T;
+const maskAnswer = (a: Answer): Answer => ({
+  ...a,
+  headers: maskHeaders(a.headers),
+  body: maskText(kept(a.body)),
+  ...(a.error === undefined ? {} : { error: maskText(a.error) }),
+});
 
 export interface Report {
   write(line: DifferenceLine): void;
@@ -111,10 +73,10 @@ export function openReport(file: string | null): Report {
       if (failed || stream === null) return;
       const masked: DifferenceLine = {
         ...line,
-        request: { ...line.request, url: mask(line.request.url), body: mask(kept(line.request.body)) },
+        request: { ...line.request, url: maskText(line.request.url), headers: maskHeaders(line.request.headers), body: maskText(kept(line.request.body)) },
         legacy: maskAnswer(line.legacy),
         ours: maskAnswer(line.ours),
-        differences: line.differences.map((d) => ({ kind: mask(d.kind), detail: mask(d.detail) })),
+        differences: line.differences.map((d) => ({ kind: maskText(d.kind), detail: maskText(d.detail) })),
       };
       // One write per line: with several workers appending to the one file, lines do not interleave.
       stream.write(`${JSON.stringify(masked)}\n`);

@@ -1,3 +1,4 @@
+import { maskText } from '../basics/mask';
 import type { ClaimedSms, OutboxRecord, SmsOutbox, SmsStatus } from './store';
 
 /** What the outbox needs from a store: `?` parameters, rows as objects, the number of rows changed. */
@@ -74,6 +75,13 @@ interface Waiting {
 }
 
 type Row = Record<string, unknown>;
+/**
+ * An error as last_error keeps it: masked by the logger's rule (basics/mask.ts), whoever wrote it
+ * (a provider's answer may echo the phone in any spelling), and bounded. The row's own phone column
+ * is what a send needs; its error is read by people, on the console and by `npm run outbox`.
+ */
+const MAX_ERROR_CHARS = 500;
+const stored = (error: string): string => maskText(error.slice(0, MAX_ERROR_CHARS + 64)).slice(0, MAX_ERROR_CHARS);
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v));
 
 export class SqlOutbox implements SmsOutbox {
@@ -158,20 +166,20 @@ export class SqlOutbox implements SmsOutbox {
   }
 
   scheduleRetry(id: number, owner: string, at: Date, error: string, answerLost: boolean): Promise<boolean> {
-    return this.owned(this.sql.retryLater, [at.toISOString(), error, answerLost ? 1 : 0, id, owner]);
+    return this.owned(this.sql.retryLater, [at.toISOString(), stored(error), answerLost ? 1 : 0, id, owner]);
   }
 
   markFailed(id: number, owner: string, at: Date, error: string, eraseCode: boolean): Promise<boolean> {
-    return this.owned(this.sql.failed, [at.toISOString(), error, eraseCode ? 1 : 0, id, owner]);
+    return this.owned(this.sql.failed, [at.toISOString(), stored(error), eraseCode ? 1 : 0, id, owner]);
   }
 
   markExpired(id: number, owner: string, at: Date, reason: string): Promise<boolean> {
-    return this.owned(this.sql.expireOne, [at.toISOString(), reason, id, owner]);
+    return this.owned(this.sql.expireOne, [at.toISOString(), stored(reason), id, owner]);
   }
 
   expire(createdBefore: Date, now: Date, reason: string, limit: number): Promise<number> {
     const t = now.toISOString();
-    return this.conn.run(this.sql.expire, [t, reason, createdBefore.toISOString(), t, limit, t]);
+    return this.conn.run(this.sql.expire, [t, stored(reason), createdBefore.toISOString(), t, limit, t]);
   }
 
   async list(onlyFailed: boolean, limit: number): Promise<OutboxRecord[]> {

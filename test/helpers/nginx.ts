@@ -17,6 +17,8 @@ export const recipe = (file: string): string => fs.readFileSync(path.join(PROJEC
 
 export interface Nginx {
   dir: string;
+  /** What every access log in its directory holds (every file ending .log but the error log). */
+  accessLogs(): string;
   stop(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export async function runNginx(mainConf: (dir: string) => string, port: number):
   }
   return {
     dir,
+    accessLogs: () => fs.readdirSync(dir).filter((f) => f.endsWith('.log') && f !== 'error.log').map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join(''),
     stop: async () => {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGQUIT');
@@ -48,9 +51,13 @@ export async function runNginx(mainConf: (dir: string) => string, port: number):
   };
 }
 
-/** A site file of deploy/nginx/ inside the minimal main configuration that /etc/nginx/nginx.conf would be. */
+/**
+ * A site file of deploy/nginx/ inside the minimal main configuration that /etc/nginx/nginx.conf would
+ * be, with Debian's access log (the combined format, every request line in full) for the site to
+ * inherit or replace; /var/log/nginx/ in the site is the test's directory.
+ */
 export const aroundSite = (site: string) => (dir: string) => {
-  fs.writeFileSync(path.join(dir, 'site.conf'), site);
+  fs.writeFileSync(path.join(dir, 'site.conf'), site.replaceAll('/var/log/nginx/', `${dir}/`));
   return [
     'worker_processes 1;',
     'daemon off;',
@@ -58,7 +65,7 @@ export const aroundSite = (site: string) => (dir: string) => {
     `error_log ${dir}/error.log;`,
     'events {}',
     'http {',
-    '  access_log off;',
+    `  access_log ${dir}/access.log;`,
     ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
     `  include ${dir}/site.conf;`,
     '}',

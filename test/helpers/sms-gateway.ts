@@ -10,10 +10,11 @@ export interface GatewayRequest {
 }
 
 /**
- * What the fake gateway does with one request: answer with a status, never answer, or accept the
- * message (it counts as delivered) and then drop the connection without answering: a lost answer.
+ * What the fake gateway does with one request: answer with a status (and a body of the test's own),
+ * never answer, or accept the message (it counts as delivered) and then drop the connection without
+ * answering: a lost answer.
  */
-export type Behaviour = number | 'hang' | 'drop';
+export type Behaviour = number | { status: number; body: string } | 'hang' | 'drop';
 
 /**
  * A local SMS provider: a real HTTP server that records every request and answers each with the
@@ -38,7 +39,8 @@ export class FakeGateway {
       if (this.holding) return;
       const key = req.headers['idempotency-key'];
       const replay = this.honourIdempotency && typeof key === 'string' && this.keys.has(key);
-      const next = replay ? 200 : (this.script.shift() ?? 200);
+      const step = replay ? 200 : (this.script.shift() ?? 200);
+      const next = typeof step === 'object' ? step.status : step;
       if (next === 'hang') return; // the client's time-out ends it; close() destroys it otherwise
       const accept = () => {
         if (replay) return;
@@ -51,7 +53,8 @@ export class FakeGateway {
           req.socket.destroy();
           return;
         }
-        res.writeHead(next, { 'Content-Type': 'application/json' }).end(next < 300 ? '{"sid":"SM1"}' : '{"message":"try later"}');
+        const body = typeof step === 'object' ? step.body : next < 300 ? '{"sid":"SM1"}' : '{"message":"try later"}';
+        res.writeHead(next, { 'Content-Type': 'application/json' }).end(body);
         if (next < 300) accept();
       }, this.delayMs);
     });

@@ -1,6 +1,6 @@
 import type { SmsHttpConfig } from '../../config';
 import { needsUnicode, ucs2Hex } from '../message';
-import { maskPhone } from '../../basics/log';
+import { maskText } from '../../basics/mask';
 import { GatewayError, type SmsGateway, type SmsMessage } from './gateway';
 
 const CONTENT_TYPE = { json: 'application/json; charset=utf-8', form: 'application/x-www-form-urlencoded; charset=utf-8' } as const;
@@ -58,8 +58,10 @@ export class HttpGateway implements SmsGateway {
     const text = await response.text().catch(() => '');
     if (response.ok) return;
     const retryable = response.status === 429 || response.status >= 500;
-    // The provider's words help an operator, but it may echo the message: code and phone are hidden.
-    const said = text.replaceAll(message.code, '****').replaceAll(message.phone, maskPhone(message.phone)).replace(/\s+/g, ' ').slice(0, 200);
+    // The provider's words help an operator, but it may echo the message: the code is hidden, and the
+    // phone in whatever spelling the provider chose (national, spaced, without its +) is masked by the
+    // one rule. White space is made one space first, so that no line break splits a number unseen.
+    const said = maskText(text.slice(0, 4096).replaceAll(message.code, '****').replace(/\s+/g, ' ')).slice(0, 200);
     throw new GatewayError(`HTTP ${response.status}${said === '' ? '' : `: ${said}`}`, retryable);
   }
 }
