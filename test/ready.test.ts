@@ -80,3 +80,68 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
     }
   });
 });
+
+/**
+ * Ready means able, both ways (issue 30, rule 2): a store that cannot take a write turns readiness
+ * false within seconds, with the reason, and true again once a write succeeds. The probe used to
+ * roll back an empty transaction, which a full disk passes while every AuthCode fails.
+ */
+asRoot('a store that cannot take a write', () => {
+  let mnt: string;
+  beforeEach(() => {
+    mnt = fs.mkdtempSync(path.join(require('os').tmpdir(), 'ready-tmpfs-'));
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mnt], { encoding: 'utf8' });
+    if (mounted.status !== 0) throw new Error(`cannot mount a tmpfs for the full-disk test (root is needed): ${mounted.stderr}`);
+  });
+  afterEach(() => {
+    spawnSync('umount', ['-l', mnt]);
+    fs.rmSync(mnt, { recursive: true, force: true });
+  });
+
+  /** /readyz until `wanted` holds of it (a probe is reused for a second, so it may take two). */
+  async function readyzUntil(adminPort: number, wanted: (r: { status: number; body: string }) => boolean, limitMs = 15_000) {
+    const until = Date.now() + limitMs;
+    for (;;) {
+      const r = await request(adminPort, '/readyz');
+      if (wanted(r) || Date.now() > until) return r;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  const isReady = (r: { status: number }) => r.status === 200;
+
+  test('a full disk: not ready with the free bytes, on /readyz and the console; ready again once space is freed', async () => {
+    const dbPath = path.join(mnt, 'service.db');
+    const s = await service({ env: { SQLITE_PATH: dbPath } });
+    expect(await request(s.port, '/AuthCodeSending.asmx/AuthCode?code=1234&phone=%2B9647701234567')).toMatchObject({ status: 200 });
+    expect((await readyzUntil(s.adminPort, isReady)).status).toBe(200);
+    // Fill the file system to the last block, as a log or a backup left beside the store would.
+    const filled = spawnSync('dd', ['if=/dev/zero', `of=${path.join(mnt, 'filler')}`, 'bs=64k'], { encoding: 'utf8' });
+    expect(filled.stderr).toMatch(/No space left on device/);
+    const full = await readyzUntil(s.adminPort, (r) => !isReady(r));
+    expect(full.status).toBe(503);
+    expect(full.body).toMatch(new RegExp(`^not ready: store: cannot write: the file system holding ${escape(dbPath)} has \\d+ bytes free \\(the store needs at least 1048576\\)\\n$`));
+    expect((await request(s.adminPort, '/console')).body).toContain(`Not ready: store: cannot write: the file system holding ${dbPath}`);
+    fs.rmSync(path.join(mnt, 'filler'));
+    expect(await readyzUntil(s.adminPort, isReady)).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
+    expect(await request(s.port, '/AuthCodeSending.asmx/AuthCode?code=4321&phone=%2B9647701234567')).toMatchObject({ status: 200 });
+  });
+
+  test('the write lock held by another connection past the limit AuthCodes wait for: not ready, then ready once it is released', async () => {
+    const s = await service();
+    expect((await readyzUntil(s.adminPort, isReady)).status).toBe(200);
+    const Database = require('better-sqlite3');
+    const holder = new Database(s.dbPath);
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      // Briefly held is busy, not broken: still ready.
+      expect((await request(s.adminPort, '/readyz')).status).toBe(200);
+      const held = await readyzUntil(s.adminPort, (r) => !isReady(r));
+      expect(held.status).toBe(503);
+      expect(held.body).toMatch(/^not ready: store: cannot write: another connection has held the write lock for \d+ s \(AuthCodes give up after 5 s\)\n$/);
+      holder.exec('ROLLBACK');
+      expect((await readyzUntil(s.adminPort, isReady)).status).toBe(200);
+    } finally {
+      holder.close();
+    }
+  });
+});

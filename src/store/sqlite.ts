@@ -2,7 +2,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../contract/types';
-import { isBusy, unlockedStatements, whenUnlocked } from './busy';
+import { unlockedStatements, whenUnlocked } from './busy';
 import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
@@ -10,6 +10,7 @@ import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-impo
 import { SqlOutbox } from './outbox';
 import type { ImportSession, RowCounts, SmsOutbox, Store } from './store';
 import { sqliteNotWritable } from './writable';
+import { WriteProbe } from './write-probe';
 
 /**
  * How long opening the file may wait for another process's lock (another worker migrating): at
@@ -34,6 +35,7 @@ export class SqliteStore implements Store {
   private readonly rosters = new RosterCache(CACHED_STUDENTS);
   /** The file opened (device and inode), or null for a database without one. */
   private readonly file: string | null;
+  private readonly writeProbe: WriteProbe;
 
   constructor(
     readonly location: string,
@@ -56,6 +58,7 @@ export class SqliteStore implements Store {
       // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
       this.outbox = new SqlOutbox({ run, all }, '');
       this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
+      this.writeProbe = new WriteProbe(this.db, location);
     } catch (err) {
       this.db.close();
       throw err;
@@ -86,16 +89,9 @@ export class SqliteStore implements Store {
     // An open handle keeps answering from a file that was deleted or replaced; the next start would
     // not find it, so the store at this path is not the one being served.
     if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
-    // Ready means able to take an AuthCode: a write transaction begun and rolled back on the connection
-    // that writes them fails at once when it cannot write (a read-only file or -wal; busy is fine).
-    if (!this.db.inTransaction) {
-      try {
-        this.db.exec('BEGIN IMMEDIATE');
-        this.db.exec('ROLLBACK');
-      } catch (e) {
-        if (!isBusy(e)) throw new Error(`cannot write: ${(e as Error).message}`);
-      }
-    }
+    // Ready means able to take an AuthCode: a real write, on the connection that writes them (write-probe.ts).
+    const cannotWrite = this.writeProbe.check();
+    if (cannotWrite !== null) throw new Error(cannotWrite);
     const notWritable = sqliteNotWritable(this.location);
     if (notWritable !== null) throw new Error(notWritable);
     // A newer schema whose migrations since this program's are all additive keeps it ready (a rolling deploy).
