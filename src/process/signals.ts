@@ -17,15 +17,17 @@ export interface StopHandlers {
 }
 
 /**
- * SIGTERM and SIGINT for one process: the first starts the graceful stop; a second one cuts it short,
- * except npm's echo of the first (the same signal within ECHO_MS, once, with npm as the parent).
+ * SIGTERM, SIGINT and SIGHUP for one process: the first starts the graceful stop; a second one cuts it
+ * short, except npm's echo of the first (the same signal within ECHO_MS, once, with npm as the parent).
+ * SIGHUP is a stop like the others: a closed terminal or a supervisor sends it, and node's default for
+ * it is to end the process at once, resetting every request in flight.
  */
 export function onStopSignals({ stop, exitNow, watchNpm }: StopHandlers): void {
   const echoes = watchNpm && npmIsParent();
   /** The first stop: a signal, or npm gone (null), which counts as the first signal it never passed on. */
   let first: { signal: NodeJS.Signals | null; at: number } | null = null;
   let echoIgnored = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(signal, () => {
       if (first === null) {
         first = { signal, at: Date.now() };
