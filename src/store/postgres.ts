@@ -233,8 +233,8 @@ async function exclusive<T>(
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
-    await client.query(ADMISSION_LOCK);
+    // One round trip: both statements without parameters, as one simple query.
+    await client.query(`BEGIN; ${ADMISSION_LOCK}`);
     const rows = read === null ? [] : (await client.query(numberParams(read.sql), read.params)).rows;
     const { writes, result } = plan(rows);
     for (const w of writes) await client.query(numberParams(w.sql), w.params);
