@@ -16,18 +16,25 @@ import { testDatabase, type TestDatabase } from './helpers/postgres';
 /** A connection that records each statement and refuses what `refuse` says. */
 function recording(refuse: (sql: string, params: readonly unknown[]) => boolean = () => false) {
   const runs: { sql: string; rows: number }[] = [];
+  const run = async (sql: string, params: readonly unknown[]) => {
+    runs.push({ sql, rows: params.length / 4 });
+    if (refuse(sql, params)) throw new Error('refused');
+    return params.length / 4;
+  };
   const conn: OutboxConnection = {
-    run: async (sql, params) => {
-      runs.push({ sql, rows: params.length / 4 });
-      if (refuse(sql, params)) throw new Error('refused');
-      return params.length / 4;
-    },
+    run,
     all: async () => [],
+    // No limits are checked here: the transaction is its writes, in order.
+    exclusive: async (_read, plan) => {
+      const { writes, result } = plan([]);
+      for (const w of writes) await run(w.sql, w.params);
+      return result;
+    },
   };
   return { conn, runs };
 }
 
-const settle = (promises: Promise<void>[]) => Promise.all(promises.map((p) => p.then(() => 'ok', (e: Error) => e.message)));
+const settle = (promises: Promise<unknown>[]) => Promise.all(promises.map((p) => p.then(() => 'ok', (e: Error) => e.message)));
 
 test('the AuthCodes of one turn go in one INSERT; a later turn makes its own', async () => {
   const { conn, runs } = recording();

@@ -107,7 +107,7 @@ test('retention: delivered, failed and expired rows past SMS_RETENTION_DAYS go i
   const purge = jest.spyOn(s.store.outbox, 'purge');
   const retention = new Retention(s.store.outbox, s.config.sms, 4);
   // Erased: the recent failure's code, and the old failures' codes just before their rows go.
-  expect(await retention.runOnce()).toEqual({ expired: 1, erased: 4, purged: 10 });
+  expect(await retention.runOnce()).toEqual({ expired: 1, erased: 4, purged: 10, windows: 0 });
   // Four at a time: 4, 4, 2.
   expect(purge.mock.calls.map(([, limit]) => limit)).toEqual([4, 4, 4]);
   expect((await rows(s)).map((r) => [r.status, r.hasCode]).sort()).toEqual([
@@ -115,5 +115,5 @@ test('retention: delivered, failed and expired rows past SMS_RETENTION_DAYS go i
     ['failed', false],
     ['pending', true],
   ]);
-  expect(await retention.runOnce()).toEqual({ expired: 0, erased: 0, purged: 0 });
+  expect(await retention.runOnce()).toEqual({ expired: 0, erased: 0, purged: 0, windows: 0 });
 });

@@ -145,22 +145,30 @@ describe('HTTP gateway', () => {
   });
 });
 
-describe('memory limiter', () => {
-  test('counts hits in a window that starts at the first hit', async () => {
+describe('memory limiter (what the store reported full)', () => {
+  const check = (key: string, limit: number) => ({ kind: 'phone', key, limit, windowMs: 60_000 });
+
+  test('refuses only what a remembered window holds at the check\'s limit, until the window ends', async () => {
     const l = new MemoryLimiter();
-    const hits = [];
-    for (let i = 0; i < 5; i += 1) hits.push(await l.hit('k', 3, 60_000));
-    expect(hits).toEqual([true, true, true, false, false]);
-    expect(await l.hit('other', 3, 60_000)).toBe(true);
-    expect([await l.first('d', 60_000), await l.first('d', 60_000)]).toEqual([true, false]);
+    const until = Date.now() + 60_000;
+    await l.remember([{ key: 'a', hits: 3, until }, { key: 'gone', hits: 9, until: Date.now() - 1 }]);
+    expect(await l.knownFull([check('x', 1), check('a', 3)])).toEqual(check('a', 3));
+    // A higher limit (raised since) is not known to be reached: the store decides.
+    expect(await l.knownFull([check('a', 4)])).toBeNull();
+    expect(await l.knownFull([check('gone', 1)])).toBeNull();
+    await l.remember([{ key: 'b', hits: 1, until: Date.now() + 30 }]);
+    expect(await l.knownFull([check('b', 1)])).not.toBeNull();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await l.knownFull([check('b', 1)])).toBeNull();
   });
 
-  test('a window ends', async () => {
-    const l = new MemoryLimiter();
-    expect(await l.hit('k', 1, 30)).toBe(true);
-    expect(await l.hit('k', 1, 30)).toBe(false);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(await l.hit('k', 1, 30)).toBe(true);
+  test('bounded: past its size the oldest are forgotten (only speed is lost)', async () => {
+    const l = new MemoryLimiter(100);
+    const until = Date.now() + 60_000;
+    for (let i = 0; i < 1000; i += 1) await l.remember([{ key: `k${i}`, hits: 1, until }]);
+    expect(l.size).toBeLessThanOrEqual(100);
+    expect(await l.knownFull([check('k999', 1)])).not.toBeNull();
+    expect(await l.knownFull([check('k0', 1)])).toBeNull();
   });
 });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { callerKey, canonicalAddress, inRanges } from '../basics/address';
 import type { SmsConfig } from '../config';
 import { log } from '../basics/log';
-import type { Store } from '../store/store';
+import type { EnqueueOutcome, LimitCheck, Store } from '../store/store';
 import type { Limiter } from './limits';
 import { smsMetrics } from './metrics';
 import { checkRequest, type RefusalReason } from './validation';
@@ -15,17 +15,20 @@ const DAY = 24 * HOUR;
 
 type Refusal = RefusalReason | 'duplicate' | 'limit';
 
-/** A counter key that names no phone or code (they may be kept in Redis). */
+/** A counter key that names no phone, code or address (they are kept in the store, and may be in Redis). */
 const hashed = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
 
 /**
- * What AuthCode does with a request: check it, apply the limits, and queue it durably for the
- * dispatcher. A request that is refused is logged and counted and goes no further; the caller
- * cannot tell either way (the contract answers nothing), so a prober learns nothing.
+ * What AuthCode does with a request: check it, then hand it to the store with its limits, which
+ * decides and queues it in one transaction (outbox.ts): the same phone and code again within two
+ * minutes (the app retrying), per phone, per caller, and the global budgets, in that order. A
+ * request that is refused is logged and counted and goes no further; the caller cannot tell either
+ * way (the contract answers nothing), so a prober learns nothing.
  *
- * A request uses up allowances only once it is queued: one refused by a limit gives back what the
- * limits before it counted, and one the store fails to save gives back everything, its duplicate
- * mark included, and fails (the caller gets a fault), so that the app's retry is queued.
+ * A refused request counts nothing and stores nothing, and one the store fails to save counts
+ * nothing either (the transaction is rolled back) and fails (the caller gets a fault), so that the
+ * app's retry is queued. The limiter only remembers windows the store reported full, so that a flood
+ * of requests the store would refuse is refused without it.
  */
 export class SmsIntake {
   constructor(
@@ -40,49 +43,42 @@ export class SmsIntake {
     const request = reqId === undefined ? {} : { reqId };
     const checked = checkRequest(code, phone, this.config);
     if (!checked.ok) return this.refuse(request, checked.reason, phone);
-    const duplicate = `dup:${hashed(`${checked.phone} ${checked.code}`)}`;
-    if (!(await this.limiter.first(duplicate, DUPLICATE_MS))) return this.refuse(request, 'duplicate', checked.phone);
-    const taken: (() => Promise<void>)[] = [() => this.limiter.forget(duplicate)];
-    // In this order, and each checked only when the one before passed: a request the per-phone limit
-    // refuses does not use up its address's allowance or the global budgets.
-    const limits: [kind: string, key: string | null, limit: number, windowMs: number][] = [
-      ['phone', hashed(checked.phone), this.config.perPhonePerHour, HOUR],
-      ['address', this.addressKey(clientAddress), this.config.perAddressPerHour, HOUR],
-      ['global', 'all', this.config.globalPerMinute, MINUTE],
-      ['global_hour', 'all', this.config.globalPerHour, HOUR],
-      ['global_day', 'all', this.config.globalPerDay, DAY],
+    const address = this.addressKey(clientAddress);
+    const checks: LimitCheck[] = [
+      // The duplicate mark: one per phone and code in two minutes.
+      { kind: 'duplicate', key: `dup:${hashed(`${checked.phone} ${checked.code}`)}`, limit: 1, windowMs: DUPLICATE_MS },
+      { kind: 'phone', key: `phone:${hashed(checked.phone)}`, limit: this.config.perPhonePerHour, windowMs: HOUR },
+      ...(address === null ? [] : [{ kind: 'address', key: `address:${address}`, limit: this.config.perAddressPerHour, windowMs: HOUR }]),
+      { kind: 'global', key: 'global:all', limit: this.config.globalPerMinute, windowMs: MINUTE },
+      { kind: 'global_hour', key: 'global_hour:all', limit: this.config.globalPerHour, windowMs: HOUR },
+      { kind: 'global_day', key: 'global_day:all', limit: this.config.globalPerDay, windowMs: DAY },
     ];
+    // Best effort: a limiter that fails (Redis gone) only sends the request to the store.
+    const known = await this.limiter.knownFull(checks).catch(() => null);
+    if (known !== null) return this.refused(request, known, checked.phone);
+    let outcome: EnqueueOutcome;
     try {
-      for (const [kind, key, limit, windowMs] of limits) {
-        if (key === null) continue;
-        const counter = `${kind}:${key}`;
-        if (await this.limiter.hit(counter, limit, windowMs)) {
-          taken.push(() => this.limiter.unhit(counter));
-          continue;
-        }
-        await this.giveBack(taken.slice(1));
-        smsMetrics.limited.inc({ kind });
-        return this.refuse(request, 'limit', checked.phone, { limit: kind });
-      }
-      await this.store.outbox.enqueue(checked.code, checked.phone);
+      outcome = await this.store.outbox.enqueue(checked.code, checked.phone, checks);
     } catch (err) {
-      await this.giveBack(taken);
       smsMetrics.saveFailed.inc();
       // A warning: the request's own error line (the fault, with the stack) follows.
-      log.warn('AuthCode request not queued: the store failed; its allowances are given back, so the retry the fault prompts is queued', {
+      log.warn('AuthCode request not queued: the store failed; it counted nothing, so the retry the fault prompts is queued', {
         ...request,
         phone: checked.phone,
         error: (err as Error).message,
       });
       throw err;
     }
+    await this.limiter.remember(outcome.full).catch(() => undefined);
+    if (outcome.refusedBy !== null) return this.refused(request, outcome.refusedBy, checked.phone);
     smsMetrics.accepted.inc();
     this.queued();
   }
 
-  /** Best effort: a limiter that fails here (Redis gone) costs an allowance, never the request. */
-  private async giveBack(taken: (() => Promise<void>)[]): Promise<void> {
-    for (const undo of taken) await undo().catch(() => undefined);
+  private refused(request: { reqId?: string }, by: LimitCheck, phone: string): void {
+    if (by.kind === 'duplicate') return this.refuse(request, 'duplicate', phone);
+    smsMetrics.limited.inc({ kind: by.kind });
+    this.refuse(request, 'limit', phone, { limit: by.kind });
   }
 
   /** The per-address limit's key: none for an exempt caller, an IPv6 caller by its /64. */

@@ -1,65 +1,62 @@
 import { Redis } from 'ioredis';
 import { log } from '../basics/log';
+import type { FullWindow, LimitCheck } from '../store/store';
 import { smsMetrics } from './metrics';
 
 /**
- * Rate counters. A window starts at a key's first hit and lasts `windowMs` (so a burst cannot
- * straddle a clock boundary and get twice the limit). Keys are hashes, never phones or codes.
+ * What the intake remembers of the store's limits: windows the store reported at their limit
+ * (FullWindow). The store is the authority (every AuthCode is decided in its transaction, outbox.ts);
+ * this only spares it the requests it would refuse anyway. Nothing takes a hit back, so a window
+ * known to hold `hits` until `until` holds at least that many until then: a remembered window can
+ * only refuse what the store would refuse, and forgetting one (eviction, a restart, Redis away)
+ * costs a store round trip, never a limit. Keys are hashes, never phones, codes or addresses.
  */
 export interface Limiter {
-  /** Counts one hit; true while the window's hits are within `limit`. */
-  hit(key: string, limit: number, windowMs: number): Promise<boolean>;
-  /** True the first time `key` is seen within `ttlMs`. */
-  first(key: string, ttlMs: number): Promise<boolean>;
-  /** Takes back one hit of a window still open (the request it counted was not queued after all). */
-  unhit(key: string): Promise<void>;
-  /** Forgets a `first` key: the next call with it is first again. */
-  forget(key: string): Promise<void>;
+  /** The first of `checks` whose window is known to be at its limit now, or null: ask the store. */
+  knownFull(checks: readonly LimitCheck[]): Promise<LimitCheck | null>;
+  /** Remembers windows the store reported at their limit. */
+  remember(windows: readonly FullWindow[]): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Beyond this many live keys the oldest windows are forgotten: a flood of new phones cannot exhaust memory. */
-const MAX_KEYS = 100_000;
+/** Windows remembered at most: a flood cannot grow memory (the store keeps the limits, not this). */
+const MAX_KEYS = 10_000;
 
-/** One process's counters. */
+/** One process's memory of full windows. */
 export class MemoryLimiter implements Limiter {
-  private readonly windows = new Map<string, { count: number; until: number }>();
+  private readonly windows = new Map<string, { hits: number; until: number }>();
 
-  async hit(key: string, limit: number, windowMs: number): Promise<boolean> {
-    return this.count(key, windowMs) <= limit;
-  }
+  constructor(private readonly maxKeys = MAX_KEYS) {}
 
-  async first(key: string, ttlMs: number): Promise<boolean> {
-    return this.count(key, ttlMs) === 1;
-  }
-
-  async unhit(key: string): Promise<void> {
-    const w = this.windows.get(key);
-    if (w !== undefined && w.until > Date.now() && w.count > 0) w.count -= 1;
-  }
-
-  async forget(key: string): Promise<void> {
-    this.windows.delete(key);
-  }
-
-  private count(key: string, windowMs: number): number {
+  async knownFull(checks: readonly LimitCheck[]): Promise<LimitCheck | null> {
     const now = Date.now();
-    let w = this.windows.get(key);
-    if (w === undefined || w.until <= now) {
-      if (w !== undefined) this.windows.delete(key);
-      if (this.windows.size >= MAX_KEYS) this.evict(now);
-      w = { count: 0, until: now + windowMs };
-      this.windows.set(key, w);
+    for (const c of checks) {
+      const w = this.windows.get(c.key);
+      if (w !== undefined && w.until > now && w.hits >= c.limit) return c;
     }
-    w.count += 1;
-    return w.count;
+    return null;
   }
 
-  /** Drops ended windows, then the oldest (a Map iterates in insertion order) down to 90%. */
+  async remember(windows: readonly FullWindow[]): Promise<void> {
+    const now = Date.now();
+    for (const { key, hits, until } of windows) {
+      if (until <= now) continue;
+      this.windows.delete(key); // set again last: the Map's order is the eviction order
+      if (this.windows.size >= this.maxKeys) this.evict(now);
+      this.windows.set(key, { hits, until });
+    }
+  }
+
+  /** How many windows are remembered. */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  /** Drops ended windows, then the oldest remembered down to 90%: only speed is lost. */
   private evict(now: number): void {
     for (const [key, w] of this.windows) if (w.until <= now) this.windows.delete(key);
     for (const key of this.windows.keys()) {
-      if (this.windows.size < MAX_KEYS * 0.9) break;
+      if (this.windows.size < this.maxKeys * 0.9) break;
       this.windows.delete(key);
     }
   }
@@ -69,12 +66,12 @@ export class MemoryLimiter implements Limiter {
   }
 }
 
-const UNHIT = "if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then return redis.call('DECR', KEYS[1]) end return 0";
-
 /**
- * Counters in Redis, shared by every process and instance; per-process counters while Redis cannot
- * be reached, so that sign-in goes on. Commands are never queued while disconnected and time out
- * quickly: a Redis outage costs a request at most one short time-out, then none until it is back.
+ * Full windows remembered in Redis, shared by every process and instance (one process's refusal
+ * spares the others the store); this process's memory while Redis cannot be reached. Either way the
+ * store decides, so the limits never depend on Redis. Commands are never queued while disconnected
+ * and time out quickly: a Redis outage costs a request at most one short time-out, then none until
+ * it is back.
  */
 export class SharedLimiter implements Limiter {
   private readonly redis: Redis;
@@ -94,11 +91,11 @@ export class SharedLimiter implements Limiter {
       if (!this.degraded) return;
       this.degraded = false;
       smsMetrics.fallback.set(0);
-      log.info('Redis is reachable again: SMS limits are shared across processes');
+      log.info('Redis is reachable again: full SMS limit windows are remembered across processes');
     });
   }
 
-  /** True while the counters are Redis's. */
+  /** True while the memory is Redis's. */
   get shared(): boolean {
     return this.redis.status === 'ready' && !this.degraded;
   }
@@ -108,7 +105,9 @@ export class SharedLimiter implements Limiter {
     this.degraded = true;
     smsMetrics.fallback.set(1);
     // Said once per outage; the URL is not logged (it may carry a password).
-    log.warn('Redis unreachable: SMS limits are per process until it is back', { error: err.message });
+    log.warn('Redis unreachable: the SMS limits still hold (the store keeps them); full windows are remembered per process until it is back', {
+      error: err.message,
+    });
   }
 
   private async use<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
@@ -121,39 +120,29 @@ export class SharedLimiter implements Limiter {
     }
   }
 
-  hit(key: string, limit: number, windowMs: number): Promise<boolean> {
-    const k = this.prefix + key;
+  knownFull(checks: readonly LimitCheck[]): Promise<LimitCheck | null> {
+    if (checks.length === 0) return Promise.resolve(null);
     return this.use(
       async () => {
-        // SET NX starts the window with its expiry; INCR keeps the expiry. Atomic as one MULTI.
-        const replies = await this.redis.multi().set(k, '0', 'PX', windowMs, 'NX').incr(k).exec();
-        const [err, n] = replies?.[1] ?? [new Error('transaction discarded'), 0];
-        if (err) throw err;
-        return Number(n) <= limit;
+        // Each value is the window's hits; Redis drops the key when the window ends (PXAT).
+        const hits = await this.redis.mget(checks.map((c) => this.prefix + c.key));
+        return checks.find((c, i) => hits[i] !== null && Number(hits[i]) >= c.limit) ?? null;
       },
-      () => this.local.hit(key, limit, windowMs),
+      () => this.local.knownFull(checks),
     );
   }
 
-  first(key: string, ttlMs: number): Promise<boolean> {
+  remember(windows: readonly FullWindow[]): Promise<void> {
+    const now = Date.now();
+    const live = windows.filter((w) => w.until > now);
+    if (live.length === 0) return Promise.resolve();
     return this.use(
-      async () => (await this.redis.set(this.prefix + key, '1', 'PX', ttlMs, 'NX')) === 'OK',
-      () => this.local.first(key, ttlMs),
-    );
-  }
-
-  unhit(key: string): Promise<void> {
-    return this.use(
-      // Only a window that still exists: a DECR after it ended would start one at -1 with no expiry.
-      async () => void (await this.redis.eval(UNHIT, 1, this.prefix + key)),
-      () => this.local.unhit(key),
-    );
-  }
-
-  forget(key: string): Promise<void> {
-    return this.use(
-      async () => void (await this.redis.del(this.prefix + key)),
-      () => this.local.forget(key),
+      async () => {
+        const pipeline = this.redis.pipeline();
+        for (const w of live) pipeline.set(this.prefix + w.key, String(w.hits), 'PXAT', w.until);
+        for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+      },
+      () => this.local.remember(live),
     );
   }
 

@@ -27,5 +27,5 @@ export const smsMetrics = {
   saveFailed: counter('asmx_sms_save_failed_total', 'AuthCode requests the store could not queue (answered with a fault, so the app retries)'),
   sending: gauge('asmx_sms_sending', '1 when codes are sent by a gateway; 0 when they are queued, not sent (SMS_GATEWAY=none), or only logged (log)', ['gateway']),
   outbox: gauge('asmx_sms_outbox_messages', 'Messages in the outbox, by status', ['status']),
-  fallback: gauge('asmx_sms_limiter_fallback', '1 while Redis is unreachable and limits are per process'),
+  fallback: gauge('asmx_sms_limiter_fallback', '1 while Redis is unreachable: full limit windows are remembered per process (the limits still hold in the store)'),
 };

@@ -16,7 +16,9 @@ const PAUSE_MS = 20;
  * The outbox's housekeeping, on a timer of its own, off the request path: pending codes past their
  * lifetime expire (counted; a code sent late is useless and may confuse), failed codes are erased
  * after their hold, and delivered, failed and expired rows are purged SMS_RETENTION_DAYS after they
- * were queued. Every step works in bounded batches with a pause between them.
+ * were queued; the limits' windows that have ended are deleted (they count nothing, and what is
+ * stored stays bounded by what the budgets let through). Every step works in bounded batches with a
+ * pause between them.
  */
 export class Retention {
   private timer: NodeJS.Timeout | undefined;
@@ -48,8 +50,8 @@ export class Retention {
       .finally(() => (this.pass = null));
   }
 
-  /** One pass: what it expired, erased and purged. */
-  async runOnce(): Promise<{ expired: number; erased: number; purged: number }> {
+  /** One pass: what it expired, erased and purged, and how many ended limit windows it deleted. */
+  async runOnce(): Promise<{ expired: number; erased: number; purged: number; windows: number }> {
     const now = Date.now();
     const validSince = new Date(now - this.options.codeTtlSeconds * 1000);
     const reason = `code expired after ${this.options.codeTtlSeconds} s; not sent`;
@@ -58,10 +60,11 @@ export class Retention {
     const erased = await this.outbox.eraseFailedCodes(new Date(now - this.options.failedHoldMinutes * 60_000), validSince);
     const purged = await this.batches((limit) => this.outbox.purge(new Date(now - this.options.retentionDays * DAY), limit));
     smsMetrics.purged.inc(purged);
+    const windows = await this.batches((limit) => this.outbox.purgeWindows(new Date(now), limit));
     if (expired > 0) log.warn('SMS codes expired before they could be sent; not sent', { expired, ttlSeconds: this.options.codeTtlSeconds });
-    if (erased + purged > 0) log.info('SMS outbox tidied', { purged, codesErased: erased });
+    if (erased + purged + windows > 0) log.info('SMS outbox tidied', { purged, codesErased: erased, limitWindows: windows });
     for (const [status, n] of Object.entries(await this.outbox.counts())) smsMetrics.outbox.set({ status }, n);
-    return { expired, erased, purged };
+    return { expired, erased, purged, windows };
   }
 
   private async batches(step: (limit: number) => Promise<number>): Promise<number> {

@@ -1,10 +1,18 @@
 import { maskText } from '../basics/mask';
-import type { ClaimedSms, OutboxRecord, SmsOutbox, SmsStatus } from './store';
+import { decide, type Statement, windowSql } from './admission';
+import type { ClaimedSms, EnqueueOutcome, LimitCheck, OutboxRecord, SmsOutbox, SmsStatus } from './store';
 
 /** What the outbox needs from a store: `?` parameters, rows as objects, the number of rows changed. */
 export interface OutboxConnection {
   run(sql: string, params: readonly unknown[]): Promise<number>;
   all<T>(sql: string, params: readonly unknown[]): Promise<T[]>;
+  /**
+   * One write transaction that no other `exclusive` transaction on the database runs beside (any
+   * process, any instance): `read`'s rows are current, `plan` (synchronous, pure: it may be called
+   * again if the transaction is retried) turns them into the statements to write, and the result is
+   * returned once they are committed. Nothing is written if anything throws.
+   */
+  exclusive<T>(read: Statement | null, plan: (rows: Record<string, unknown>[]) => { writes: Statement[]; result: T }): Promise<T>;
 }
 
 const RELEASE = 'lease_owner = NULL, lease_until = NULL';
@@ -70,7 +78,8 @@ const enqueueRows = (n: number) => `INSERT INTO auth_code_outbox (code, phone, c
 /** An AuthCode waiting for the next group commit. */
 interface Waiting {
   params: [code: string, phone: string, createdAt: string, due: string];
-  resolve(): void;
+  checks: readonly LimitCheck[];
+  resolve(outcome: EnqueueOutcome): void;
   reject(err: unknown): void;
 }
 
@@ -86,30 +95,49 @@ const iso = (v: unknown): string | null => (v === null || v === undefined ? null
 
 export class SqlOutbox implements SmsOutbox {
   private readonly sql: ReturnType<typeof outboxSql>;
+  private readonly windows: ReturnType<typeof windowSql>;
+  private waiting: Waiting[] = [];
+  private scheduled = false;
+  private committing = false;
 
   constructor(
     private readonly conn: OutboxConnection,
     lock: string,
+    dialect: 'sqlite' | 'postgres' = 'sqlite',
   ) {
     this.sql = outboxSql(lock);
+    this.windows = windowSql(dialect);
   }
 
-  private waiting: Waiting[] = [];
-
   /**
-   * Durable when this resolves: the row's INSERT has committed (SQLite with synchronous=FULL,
-   * PostgreSQL's commit). The AuthCodes that reach the outbox in one turn of the event loop are
-   * committed together, as one INSERT of several rows: one statement, one transaction, so one
-   * fsync makes all of them durable (on SQLite the fsync cost a request more CPU than everything
-   * else it does, and held the event loop for milliseconds). Each request is still answered only
-   * once its own row is committed; a batch the store refuses is tried again row by row, so a row it
-   * refuses fails only its own request.
+   * Durable when this resolves: the row's INSERT, and the limit windows it counted in, have
+   * committed (SQLite with synchronous=FULL, PostgreSQL's commit), or the request was refused and
+   * nothing was written. The AuthCodes that reach the outbox in one turn of the event loop are
+   * decided and committed together: one transaction, one INSERT of the queued rows, one fsync (on
+   * SQLite the fsync cost a request more CPU than everything else it does, and held the event loop
+   * for milliseconds). One such commit at a time per process: those arriving meanwhile make the
+   * next batch. Each request is still answered only once its own outcome is committed; a batch the
+   * store refuses is tried again request by request, so a row it refuses fails only its own request.
    */
-  enqueue(code: string, phone: string): Promise<void> {
+  enqueue(code: string, phone: string, checks: readonly LimitCheck[] = []): Promise<EnqueueOutcome> {
     const now = new Date().toISOString();
-    return new Promise<void>((resolve, reject) => {
-      // The first of a turn schedules the commit after the turn's other requests have been read.
-      if (this.waiting.push({ params: [code, phone, now, now], resolve, reject }) === 1) setImmediate(() => void this.commitWaiting());
+    return new Promise<EnqueueOutcome>((resolve, reject) => {
+      this.waiting.push({ params: [code, phone, now, now], checks, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** After the turn's other requests have been read, unless a commit is under way (it schedules the next). */
+  private schedule(): void {
+    if (this.scheduled || this.committing || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.committing = true;
+      void this.commitWaiting().finally(() => {
+        this.committing = false;
+        this.schedule();
+      });
     });
   }
 
@@ -119,13 +147,29 @@ export class SqlOutbox implements SmsOutbox {
     for (let i = 0; i < all.length; i += MAX_ROWS) {
       const batch = all.slice(i, i + MAX_ROWS);
       try {
-        await this.conn.run(batch.length === 1 ? this.sql.enqueue : enqueueRows(batch.length), batch.flatMap((w) => w.params));
-        for (const w of batch) w.resolve();
+        const outcomes = await this.commit(batch);
+        batch.forEach((w, j) => w.resolve(outcomes[j]!));
       } catch (err) {
-        if (batch.length === 1) batch[0].reject(err);
-        else for (const w of batch) await this.conn.run(this.sql.enqueue, w.params).then(w.resolve, w.reject);
+        if (batch.length === 1) batch[0]!.reject(err);
+        else for (const w of batch) await this.commit([w]).then(([o]) => w.resolve(o!), w.reject);
       }
     }
+  }
+
+  /** One transaction: the batch decided against its windows as they are now, the queued ones inserted. */
+  private commit(batch: readonly Waiting[]): Promise<EnqueueOutcome[]> {
+    const keys = [...new Set(batch.flatMap((w) => w.checks.map((c) => c.key)))];
+    return this.conn.exclusive(keys.length === 0 ? null : this.windows.read(keys), (rows) => {
+      const { admissions, changed } = decide(
+        batch.map((w) => w.checks),
+        rows,
+        Date.now(),
+      );
+      const queued = batch.filter((_, j) => admissions[j]!.refusedBy === null);
+      const writes = this.windows.write(changed);
+      if (queued.length > 0) writes.push({ sql: queued.length === 1 ? this.sql.enqueue : enqueueRows(queued.length), params: queued.flatMap((w) => w.params) });
+      return { writes, result: admissions };
+    });
   }
 
   async claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]> {
@@ -205,6 +249,10 @@ export class SqlOutbox implements SmsOutbox {
 
   purge(createdBefore: Date, limit: number): Promise<number> {
     return this.conn.run(this.sql.purge, [createdBefore.toISOString(), limit]);
+  }
+
+  purgeWindows(now: Date, limit: number): Promise<number> {
+    return this.conn.run(this.windows.purge, [now.toISOString(), limit]);
   }
 
   eraseFailedCodes(failedBefore: Date, createdBefore: Date): Promise<number> {

@@ -6,6 +6,7 @@ import { log } from '../basics/log';
 import type { StudentInfo } from '../contract/types';
 import { migratePostgres, type OpenOptions, PG_MIGRATIONS, pgSchemaState, schemaProblem } from './migrations';
 import { type ImportConnection, QUERIES, quoteIdent, SqlImportSession, STAGING } from './sql';
+import type { Statement } from './admission';
 import { SqlOutbox } from './outbox';
 import { StudentChanges, WATCH_TIMING, type WatchTiming } from './pg-changes';
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
@@ -74,8 +75,10 @@ export class PostgresStore implements Store {
       {
         run: async (sql, params) => (await pool.query(numberParams(sql), [...params])).rowCount ?? 0,
         all: async <T>(sql: string, params: readonly unknown[]) => (await pool.query(numberParams(sql), [...params])).rows as T[],
+        exclusive: (read, plan) => exclusive(pool, read, plan),
       },
       'FOR UPDATE SKIP LOCKED',
+      'postgres',
     );
   }
 
@@ -211,6 +214,38 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.changes.close();
     if (!this.pool.ended && !this.pool.ending) await this.pool.end();
+  }
+}
+
+/**
+ * One admission at a time per schema, on every instance: a transaction-scoped advisory lock taken
+ * before the read (READ COMMITTED: the read then sees every admission committed before the lock was
+ * granted), so no two admissions count from the same values and no update is lost. The wait for it
+ * is bounded by the statement time-out.
+ */
+const ADMISSION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('student-info:sms-admission:' || current_schema()))";
+
+async function exclusive<T>(
+  pool: Pool,
+  read: Statement | null,
+  plan: (rows: Record<string, unknown>[]) => { writes: Statement[]; result: T },
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    // One round trip: both statements without parameters, as one simple query.
+    await client.query(`BEGIN; ${ADMISSION_LOCK}`);
+    const rows = read === null ? [] : (await client.query(numberParams(read.sql), read.params)).rows;
+    const { writes, result } = plan(rows);
+    for (const w of writes) await client.query(numberParams(w.sql), w.params);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    // A connection that cannot even roll back is discarded rather than handed to the next query.
+    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
   }
 }
 

@@ -7,6 +7,7 @@ import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } fro
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
 import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
+import type { Statement } from './admission';
 import { SqlOutbox } from './outbox';
 import type { ImportSession, RowCounts, SmsOutbox, Store } from './store';
 import { sqliteNotWritable } from './writable';
@@ -54,9 +55,22 @@ export class SqliteStore implements Store {
       this.db.pragma('busy_timeout = 0');
       this.selectStudents = this.db.prepare(QUERIES.studentsOf);
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
-      const { run, all } = unlockedStatements(this.db);
+      const { run, all, prepared } = unlockedStatements(this.db);
+      // BEGIN IMMEDIATE takes the file's write lock before the read: the admissions of every
+      // connection to the file are one at a time, and each reads what the one before committed.
+      const admit = this.db.transaction(
+        (read: Statement | null, plan: (rows: Record<string, unknown>[]) => { writes: Statement[]; result: unknown }) => {
+          const rows = read === null ? [] : (prepared(read.sql).all(...read.params) as Record<string, unknown>[]);
+          const { writes, result } = plan(rows);
+          for (const w of writes) prepared(w.sql).run(...w.params);
+          return result;
+        },
+      );
       // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
-      this.outbox = new SqlOutbox({ run, all }, '');
+      this.outbox = new SqlOutbox(
+        { run, all, exclusive: <T>(read: Statement | null, plan: (rows: Record<string, unknown>[]) => { writes: Statement[]; result: T }) => whenUnlocked(() => admit.immediate(read, plan) as T) },
+        '',
+      );
       this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
       this.writeProbe = new WriteProbe(this.db, location);
     } catch (err) {

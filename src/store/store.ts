@@ -41,13 +41,48 @@ export interface OutboxRecord {
 }
 
 /**
+ * One limit an AuthCode must fit: at most `limit` requests queued under `key` in a window of
+ * `windowMs` that starts at the key's first queued request. `key` names no phone, code or address
+ * (the intake hashes them); `kind` is what a refusal is logged and counted as.
+ */
+export interface LimitCheck {
+  kind: string;
+  key: string;
+  limit: number;
+  windowMs: number;
+}
+
+/**
+ * A window at or past a limit: `key` has at least `hits` queued until `until` (epoch ms). Nothing
+ * takes a hit back, so this stays true until then, whatever happens: a cache may keep it.
+ */
+export interface FullWindow {
+  key: string;
+  hits: number;
+  until: number;
+}
+
+/** What became of an AuthCode the outbox was given. */
+export interface EnqueueOutcome {
+  /** null: queued (durable). Else the first of its checks it would have exceeded: nothing was stored. */
+  refusedBy: LimitCheck | null;
+  /** The windows of its checks now known to be at their limit. */
+  full: FullWindow[];
+}
+
+/**
  * The AuthCode outbox as the SMS intake, its dispatcher and the outbox command use it (outbox.ts, the same SQL
  * on both stores). Every change to a claimed row names its lease owner and is false when the lease
  * was no longer the owner's: a dispatcher whose lease was taken over changes nothing.
  */
 export interface SmsOutbox {
-  /** Keeps an AuthCode request until it is delivered; resolves once it is durable. */
-  enqueue(code: string, phone: string): Promise<void>;
+  /**
+   * Keeps an AuthCode request until it is delivered, if it fits every one of `checks` (in order):
+   * the checks, their windows' new counts and the row are one transaction, run one at a time across
+   * every process and instance on the database. A refused request stores nothing; a request whose
+   * save fails counts nothing. Resolves once the outcome is durable.
+   */
+  enqueue(code: string, phone: string, checks?: readonly LimitCheck[]): Promise<EnqueueOutcome>;
   /** Atomically leases up to `limit` pending rows that are due, not leased, and created after `createdAfter`. */
   claimDue(owner: string, now: Date, leaseUntil: Date, limit: number, createdAfter: Date): Promise<ClaimedSms[]>;
   /**
@@ -82,6 +117,8 @@ export interface SmsOutbox {
   retry(id: number | null, at: Date, createdAfter: Date): Promise<number>;
   /** Deletes up to `limit` of the oldest delivered, failed or expired rows created before `createdBefore`. */
   purge(createdBefore: Date, limit: number): Promise<number>;
+  /** Deletes up to `limit` limit windows that ended at or before `now` (they count nothing); how many. */
+  purgeWindows(now: Date, limit: number): Promise<number>;
   /** Erases the codes of failed rows that failed before `failedBefore` or were created before `createdBefore`. */
   eraseFailedCodes(failedBefore: Date, createdBefore: Date): Promise<number>;
   counts(): Promise<Record<SmsStatus, number>>;

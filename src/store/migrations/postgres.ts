@@ -81,6 +81,18 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   ALTER TABLE students ENABLE ALWAYS TRIGGER students_changed;
   `,
   },
+  // 5: the SMS limits' windows, as SQLite's migration 4.
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE sms_limit_windows (
+    key     text COLLATE "C" PRIMARY KEY,
+    hits    integer NOT NULL,
+    ends_at timestamptz NOT NULL
+  );
+  CREATE INDEX sms_limit_windows_ends ON sms_limit_windows (ends_at);
+  `,
+  },
 ];
 
 type Queryable = Pick<PoolClient, 'query'>;

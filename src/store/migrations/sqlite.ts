@@ -65,6 +65,21 @@ export const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE auth_code_outbox ADD COLUMN send_started_at TEXT;
   `,
   },
+  // 4: the SMS limits' windows (per phone, per address, the duplicate mark, the global budgets), kept
+  // in the store and changed in the transaction that queues the AuthCode (outbox.ts): they survive
+  // restarts and kills and are shared by every process on the file. Keys are hashes, never a phone,
+  // code or address. Older programs ignore the table (they keep their own counters).
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE sms_limit_windows (
+    key     TEXT PRIMARY KEY,
+    hits    INTEGER NOT NULL,
+    ends_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX sms_limit_windows_ends ON sms_limit_windows (ends_at);
+  `,
+  },
 ];
 
 /** The schema's version and the oldest program version it accepts (null: not recorded). */
