@@ -81,6 +81,17 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   ALTER TABLE students ENABLE ALWAYS TRIGGER students_changed;
   `,
   },
+  // 5: readiness's heartbeat, as SQLite's migration 4.
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE store_heartbeat (
+    id         integer PRIMARY KEY CHECK (id = 1),
+    beats      bigint NOT NULL,
+    written_at timestamptz NOT NULL
+  );
+  `,
+  },
 ];
 
 type Queryable = Pick<PoolClient, 'query'>;
