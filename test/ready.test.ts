@@ -61,8 +61,10 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
     const readOnly = await request(s.adminPort, '/readyz');
     expect(readOnly.status).toBe(503);
     expect(readOnly.body).toBe(`not ready: store: the file ${s.dbPath} is not writable by this user (uid ${NOBODY}): owner uid ${NOBODY}, mode 444; the service writes the file, its -wal and -shm companions and its directory\n`);
+    expect(await consoleNotReady(s.adminPort)).toBe(`Not ready: store: the file ${s.dbPath} is not writable by this user (uid ${NOBODY}): owner uid ${NOBODY}, mode 444; the service writes the file, its -wal and -shm companions and its directory.`);
     fs.chmodSync(s.dbPath, 0o644);
     expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
+    expect(await consoleNotReady(s.adminPort)).toBeNull();
 
     fs.chownSync(`${s.dbPath}-wal`, 0, 0);
     expect((await request(s.adminPort, '/readyz')).body).toMatch(new RegExp(`^not ready: store: its -wal file ${escape(s.dbPath)}-wal is not writable by this user \\(uid ${NOBODY}\\): owner uid 0`));
