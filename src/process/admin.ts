@@ -19,8 +19,9 @@ export interface AdminSources {
 
 /**
  * The admin listener, apart from the service's port so that it can stay on loopback: `/metrics`
- * (Prometheus), `/healthz` (the process answers) and `/readyz` (it can serve: store reachable, schema
- * current, not stopping) and the cut-over console (`/console`, console/). Anything else is 404.
+ * (Prometheus), `/healthz` (the process answers) and `/readyz` (it can serve: store reachable and
+ * taking writes, schema current, not stopping) and the cut-over console (`/console`, console/).
+ * Anything else is 404.
  * Errors are answered, never thrown.
  */
 export function createAdminServer(sources: AdminSources): http.Server {

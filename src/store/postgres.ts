@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Client, type ClientConfig, Pool, type QueryConfig } from 'pg';
+import { Client, type ClientConfig, Pool, type QueryConfig, type QueryResult } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { log } from '../basics/log';
 import type { StudentInfo } from '../contract/types';
@@ -10,6 +10,7 @@ import type { Statement } from './admission';
 import { SqlOutbox } from './outbox';
 import { StudentChanges, WATCH_TIMING, type WatchTiming } from './pg-changes';
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
+import { WriteHealth } from './health';
 import type { ImportSession, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
 
 export interface PostgresOptions {
@@ -64,6 +65,7 @@ export class PostgresStore implements Store {
   readonly location: string;
   readonly outbox: SmsOutbox;
   private readonly rosters = new RosterCache(CACHED_STUDENTS);
+  private readonly health = new WriteHealth(() => this.probeWrite(), pgStoreFault);
 
   private constructor(
     private readonly pool: Pool,
@@ -71,11 +73,13 @@ export class PostgresStore implements Store {
     private readonly changes: StudentChanges,
   ) {
     this.location = redactUrl(options.url);
+    const health = this.health;
+    // A statement failing for the store's reason makes readiness false at once (health.ts).
     this.outbox = new SqlOutbox(
       {
-        run: async (sql, params) => (await pool.query(numberParams(sql), [...params])).rowCount ?? 0,
-        all: async <T>(sql: string, params: readonly unknown[]) => (await pool.query(numberParams(sql), [...params])).rows as T[],
-        exclusive: (read, plan) => exclusive(pool, read, plan),
+        run: (sql, params) => health.observe(async () => (await pool.query(numberParams(sql), [...params])).rowCount ?? 0),
+        all: <T>(sql: string, params: readonly unknown[]) => health.observe(async () => (await pool.query(numberParams(sql), [...params])).rows as T[]),
+        exclusive: (read, plan) => health.observe(() => exclusive(pool, read, plan)),
       },
       'FOR UPDATE SKIP LOCKED',
       'postgres',
@@ -196,9 +200,22 @@ export class PostgresStore implements Store {
     );
     if (rows[0]?.standby === true) throw new Error('cannot write: PostgreSQL is a standby (in recovery)');
     if (rows[0]?.readonly === 'on') throw new Error('cannot write: the PostgreSQL session is read-only (default_transaction_read_only)');
+    // Ready means able to take an AuthCode: a write committed lately (rate-limited, health.ts).
+    await this.health.check();
     const { version, oldest } = await pgSchemaState(this.pool);
     const problem = schemaProblem(version, oldest, PG_MIGRATIONS.length);
     if (problem !== null) throw new Error(problem);
+  }
+
+  /**
+   * Readiness's write, in one round trip and one transaction (a simple query's statements share
+   * one): the heartbeat row written; the lock an AuthCode's INSERT takes on the outbox, so that a
+   * lock held on it (a migration, a VACUUM FULL) past the statement time-out is seen; and this
+   * role's privileges on the outbox, which a write to another table would not prove. Committed.
+   */
+  private async probeWrite(): Promise<void> {
+    const results = (await this.pool.query(WRITE_PROBE)) as unknown as QueryResult<{ writable: boolean }>[];
+    if (results[2]?.rows[0]?.writable !== true) throw new Error('this role may not insert, update and delete rows of auth_code_outbox (privileges revoked)');
   }
 
   async counts(): Promise<RowCounts> {
@@ -247,6 +264,24 @@ async function exclusive<T>(
   } finally {
     client.release(broken);
   }
+}
+
+const WRITE_PROBE = `${QUERIES.heartbeat};
+  LOCK TABLE auth_code_outbox IN ROW EXCLUSIVE MODE;
+  SELECT has_table_privilege('auth_code_outbox', 'INSERT')
+    AND has_table_privilege('auth_code_outbox', 'UPDATE')
+    AND has_table_privilege('auth_code_outbox', 'DELETE') AS writable`;
+
+/**
+ * PostgreSQL's errors that say the store, not the statement, failed: the connection (08, a socket
+ * error, the pool's time-outs), resources (53: disk full, out of memory, too many connections), an
+ * operator's intervention or a statement time-out (57), the system (58, XX), a read-only
+ * transaction (25006), a revoked privilege (42501), a lock not granted (55P03).
+ */
+function pgStoreFault(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string') return /Connection terminated|timeout/i.test(String(message));
+  return /^(08|53|57|58|XX|E[A-Z])/.test(code) || ['25006', '42501', '55P03'].includes(code);
 }
 
 /** A value in COPY's text format: backslash, tab and line breaks escaped, \N for null. */

@@ -10,6 +10,10 @@ export const QUERIES = {
     WHERE school_base_url = ? AND "ShowActive" = ? ORDER BY id_student`,
   deviceToken: 'SELECT token FROM devices WHERE id_device = ?',
   counts: 'SELECT (SELECT count(*) FROM students) AS students, (SELECT count(*) FROM devices) AS devices',
+  // Readiness's proof of a write (health.ts): one row, counted up and committed. An upsert, so that a
+  // row deleted by hand is written again rather than making the store look unable.
+  heartbeat: `INSERT INTO store_heartbeat (id, beats, written_at) VALUES (1, 1, CURRENT_TIMESTAMP)
+    ON CONFLICT (id) DO UPDATE SET beats = store_heartbeat.beats + 1, written_at = excluded.written_at`,
 } as const;
 
 /** The import's staging tables: temporary, private to the importing connection, gone with it. */

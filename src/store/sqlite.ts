@@ -2,7 +2,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { StudentInfo } from '../contract/types';
-import { unlockedStatements, whenUnlocked } from './busy';
+import { isBusy, LOCK_WAIT_LIMIT_MS, unlockedStatements, whenUnlocked } from './busy';
+import { WriteHealth } from './health';
 import { MIGRATIONS, migrate, type OpenOptions, schemaProblem, schemaState } from './migrations';
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import { QUERIES } from './sql';
@@ -10,8 +11,7 @@ import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-impo
 import type { Statement } from './admission';
 import { SqlOutbox } from './outbox';
 import type { ImportSession, RowCounts, SmsOutbox, Store } from './store';
-import { sqliteNotWritable } from './writable';
-import { WriteProbe } from './write-probe';
+import { sqliteNoRoom, sqliteNotWritable } from './writable';
 
 /**
  * How long opening the file may wait for another process's lock (another worker migrating): at
@@ -36,7 +36,8 @@ export class SqliteStore implements Store {
   private readonly rosters = new RosterCache(CACHED_STUDENTS);
   /** The file opened (device and inode), or null for a database without one. */
   private readonly file: string | null;
-  private readonly writeProbe: WriteProbe;
+  private readonly health: WriteHealth;
+  private readonly heartbeat: Database.Statement<[]>;
 
   constructor(
     readonly location: string,
@@ -55,6 +56,9 @@ export class SqliteStore implements Store {
       this.db.pragma('busy_timeout = 0');
       this.selectStudents = this.db.prepare(QUERIES.studentsOf);
       this.selectToken = this.db.prepare(QUERIES.deviceToken);
+      this.heartbeat = this.db.prepare(QUERIES.heartbeat);
+      this.health = new WriteHealth(() => this.probeWrite(), sqliteStoreFault);
+      const health = this.health;
       const { run, all, prepared } = unlockedStatements(this.db);
       // BEGIN IMMEDIATE takes the file's write lock before the read: the admissions of every
       // connection to the file are one at a time, and each reads what the one before committed.
@@ -66,13 +70,18 @@ export class SqliteStore implements Store {
           return result;
         },
       );
-      // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic.
+      // Each statement is its own write transaction: a claim's UPDATE ... RETURNING is atomic. A
+      // statement failing for the store's reason makes readiness false at once (health.ts).
       this.outbox = new SqlOutbox(
-        { run, all, exclusive: <T>(read: Statement | null, plan: (rows: Record<string, unknown>[]) => { writes: Statement[]; result: T }) => whenUnlocked(() => admit.immediate(read, plan) as T) },
+        {
+          run: (sql, params) => health.observe(() => run(sql, params)),
+          all: <T>(sql: string, params: readonly unknown[]) => health.observe(() => all<T>(sql, params)),
+          exclusive: <T>(read: Statement | null, plan: (rows: Record<string, unknown>[]) => { writes: Statement[]; result: T }) =>
+            health.observe(() => whenUnlocked(() => admit.immediate(read, plan) as T)),
+        },
         '',
       );
       this.dataVersion = this.db.prepare<[], number>('PRAGMA data_version').pluck();
-      this.writeProbe = new WriteProbe(this.db, location);
     } catch (err) {
       this.db.close();
       throw err;
@@ -103,15 +112,34 @@ export class SqliteStore implements Store {
     // An open handle keeps answering from a file that was deleted or replaced; the next start would
     // not find it, so the store at this path is not the one being served.
     if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
-    // Ready means able to take an AuthCode: a real write, on the connection that writes them (write-probe.ts).
-    const cannotWrite = this.writeProbe.check();
-    if (cannotWrite !== null) throw new Error(cannotWrite);
+    // Ready means able to take an AuthCode: a write committed lately (rate-limited, health.ts).
+    await this.health.check();
     const notWritable = sqliteNotWritable(this.location);
     if (notWritable !== null) throw new Error(notWritable);
     // A newer schema whose migrations since this program's are all additive keeps it ready (a rolling deploy).
     const { version, oldest } = await whenUnlocked(() => schemaState(this.db));
     const problem = schemaProblem(version, oldest, MIGRATIONS.length);
     if (problem !== null) throw new Error(problem);
+  }
+
+  /**
+   * Readiness's write: the file system has room (a write that succeeds on a full disk proves little:
+   * writable.ts), then the heartbeat row is written and committed on the connection that writes the
+   * codes. A lock another connection holds is waited for off the event loop, up to the limit a
+   * request would wait.
+   */
+  private async probeWrite(): Promise<void> {
+    const noRoom = this.file === null ? null : await sqliteNoRoom(this.location);
+    if (noRoom !== null) throw new Error(noRoom);
+    // A transaction open on this connection (an import's batch) is a write under way: joining it
+    // would commit the heartbeat with the batch, or roll it back with it.
+    if (this.db.inTransaction) return;
+    try {
+      await whenUnlocked(() => this.heartbeat.run());
+    } catch (e) {
+      if (!isBusy(e)) throw e;
+      throw new Error(`the database is locked: another connection has held its write lock past the ${LOCK_WAIT_LIMIT_MS / 1000} s limit`);
+    }
   }
 
   async counts(): Promise<RowCounts> {
@@ -121,6 +149,18 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * SQLite's result codes that say the store, not the statement, failed: a full disk, a read-only file,
+ * an I/O error, a lock held past the limit (busy.ts throws it only then), a file gone or damaged.
+ * A constraint or a mistyped value is the statement's, and says nothing about readiness.
+ */
+const STORE_FAULTS = /^SQLITE_(FULL|READONLY|IOERR|BUSY|LOCKED|CANTOPEN|CORRUPT|NOTADB|PERM|NOLFS|NOMEM|PROTOCOL)/;
+
+function sqliteStoreFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && STORE_FAULTS.test(code);
 }
 
 function fileIdentity(path: string): string | null {

@@ -177,8 +177,9 @@ export interface Store {
   readonly outbox: SmsOutbox;
   beginImport(): Promise<ImportSession>;
   /**
-   * Resolves when the store answers and its schema is the one this program migrates to; rejects
-   * otherwise. Cheap: readiness probes call it every few seconds.
+   * Resolves when the store answers, its schema is one this program runs on, and it takes writes: a
+   * heartbeat written and committed at most a second ago, or a probe begun now (health.ts); rejects
+   * with the reason otherwise. Cheap: readiness probes call it every few seconds.
    */
   ping(): Promise<void>;
   /** How many rows the store holds, for the start line. */

@@ -37,3 +37,26 @@ export function sqliteNotWritable(file: string): string | null {
   }
   return null;
 }
+
+/**
+ * The free space below which a SQLite file's file system counts as full. SQLite's WAL reuses its own
+ * space once checkpointed, so on a full disk a write may still succeed for a while, then every write
+ * fails at once (SQLITE_FULL) when the WAL must grow or a checkpoint must add pages to the file: a
+ * write that succeeded proves too little. Under this much room (a few hundred pages) the store is
+ * treated as unable, as Elasticsearch's flood-stage watermark and etcd's NOSPACE alarm refuse writes
+ * before the disk refuses them.
+ */
+export const MIN_FREE_BYTES = 1024 * 1024;
+
+/**
+ * Null when the file system holding the SQLite file at `file` has room, else one line saying how
+ * little. Root may use the blocks a file system reserves for it; other users may not.
+ */
+export async function sqliteNoRoom(file: string): Promise<string | null> {
+  if (file === ':memory:' || file === '') return null;
+  const dir = path.dirname(file);
+  const st = await fs.promises.statfs(dir);
+  const free = (process.getuid?.() === 0 ? st.bfree : st.bavail) * st.bsize;
+  if (free >= MIN_FREE_BYTES) return null;
+  return `the file system holding ${dir} is full: ${free} bytes free (under ${MIN_FREE_BYTES / 1024 / 1024} MiB)`;
+}

@@ -93,6 +93,17 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   CREATE INDEX sms_limit_windows_ends ON sms_limit_windows (ends_at);
   `,
   },
+  // 6: readiness's heartbeat, as SQLite's migration 5.
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE store_heartbeat (
+    id         integer PRIMARY KEY CHECK (id = 1),
+    beats      bigint NOT NULL,
+    written_at timestamptz NOT NULL
+  );
+  `,
+  },
 ];
 
 type Queryable = Pick<PoolClient, 'query'>;

@@ -80,6 +80,18 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX sms_limit_windows_ends ON sms_limit_windows (ends_at);
   `,
   },
+  // 5: readiness's heartbeat (store/health.ts): one row each probe updates and commits, the proof that
+  // the store takes writes. Older programs ignore it.
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE store_heartbeat (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    beats      INTEGER NOT NULL,
+    written_at TEXT NOT NULL
+  );
+  `,
+  },
 ];
 
 /** The schema's version and the oldest program version it accepts (null: not recorded). */
