@@ -31,7 +31,7 @@ describe.each([
     for (let stop = 0; stop < STOPS; stop += 1) {
       const s = await service({ env: { ...env, DRAIN_DELAY_MS } });
       const ready = readinessWatch(s.adminPort);
-      const load = await stopLoad({ port: s.port, fresh: 16, keepAlive: 8, signalAfterOk: 200, signal: () => s.proc.kill('SIGTERM'), done: ready.notReady });
+      const load = await stopLoad({ port: s.port, fresh: 16, keepAlive: 8, signalAfterOk: 200, signal: () => s.proc.kill('SIGTERM'), done: () => ready.notReady() });
       ready.stop();
       expect({ stop, failures: load.failures }).toEqual({ stop, failures: [] });
       expect(load.okAfterSignal).toBeGreaterThan(0);

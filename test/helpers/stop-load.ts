@@ -14,8 +14,8 @@ export interface LoadOptions {
   /** Called once, when this many answers have arrived (a count, not a time). */
   signalAfterOk: number;
   signal(): void;
-  /** The load ends once this says so (checked before each request). */
-  done(): boolean;
+  /** The load ends once this says so (checked before each request, with the counts so far). */
+  done(sofar: LoadResult): boolean;
 }
 
 export interface LoadResult {
@@ -34,7 +34,7 @@ export async function stopLoad(o: LoadOptions): Promise<LoadResult> {
   const loop = async (i: number, keepAlive: boolean) => {
     const agent = keepAlive ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : false;
     try {
-      for (let n = 0; !o.done() && result.failures.length < 20; n += 1) {
+      for (let n = 0; !o.done(result) && result.failures.length < 20; n += 1) {
         const soap = (i + n) % 2 === 1;
         const what = `${soap ? 'SOAP' : 'GET'} on a ${keepAlive ? 'keep-alive' : 'new'} connection${signalled ? ', after the signal' : ''}`;
         try {
@@ -47,7 +47,7 @@ export async function stopLoad(o: LoadOptions): Promise<LoadResult> {
               })
             : await request(o.port, TOKEN_PATH, { agent });
           if (r.status !== 200 || !r.body.includes('fcm:APA91bH-token-1001')) {
-            result.failures.push(`${what}: status ${r.status}: ${r.body.slice(0, 120)}`);
+            result.failures.push(`${what}: status ${r.status}: ${r.body.replace(/\s+/g, ' ').slice(0, 80)}`);
             continue;
           }
           result.ok += 1;
