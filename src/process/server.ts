@@ -14,7 +14,7 @@ import { type Readiness, createAdminServer } from './admin';
 import { listenOrExit } from './listen';
 import { log } from '../basics/log';
 import { scrape, scrapeOnly, watchStore } from '../app/metrics';
-import { type Drainable, drainable, isStopping, markStopping } from './shutdown';
+import { type Drainable, drainable, isStopping } from './shutdown';
 import { type ToPrimary, type ToWorker } from './cluster-messages';
 import { onStopSignals } from './signals';
 import { startLine } from './start-line';
@@ -118,7 +118,7 @@ async function shutdown(
 ): Promise<void> {
   log.info('stopping', { reason, drainDelayMs: config.drainDelayMs, timeoutMs: config.shutdownTimeoutMs });
   // Not ready; the port stays open and serving for the drain delay (shutdown.ts says why).
-  markStopping();
+  connections.begin(config.drainDelayMs / 2);
   // The dispatcher stops claiming at once, beside the drain: the sends in flight finish and are
   // recorded, claimed rows not yet sent are released for another instance; new ones wait for it.
   const smsStopped = sms.dispatcher.stop();

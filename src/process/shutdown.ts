@@ -4,12 +4,15 @@ import net from 'node:net';
 /**
  * A stop that resets nothing it accepted, in Kubernetes' order: not ready first, then close.
  *
- * 1. Stopping (`markStopping`, at the signal): readiness is false; everything else goes on.
- * 2. The drain delay (DRAIN_DELAY_MS, server.ts and cluster.ts): the port stays open and answers
- *    keep their connections alive, while the balancers that watch readiness stop sending here. An
- *    answer that said `Connection: close` now would send a keep-alive client to open a new
- *    connection, which is just what the kernel resets when the port closes (measured in
- *    docs/operations.md: 4 to 7 resets a stop for 8 such clients, none without).
+ * 1. `begin`, at the signal: readiness turns false; the port stays open and serving for the drain
+ *    delay (DRAIN_DELAY_MS, server.ts and cluster.ts), while the balancers that watch readiness
+ *    stop sending here.
+ * 2. In the first half of the delay every answer, those in flight at the signal included, says
+ *    `Connection: close`: keep-alive clients come back on a new connection (elsewhere, once their
+ *    balancer has seen "not ready"). In the second half answers keep their connections: a client
+ *    sent to reconnect just before the port closes is just what the kernel resets when it does
+ *    (measured in docs/operations.md: 4 to 7 resets a stop for 8 keep-alive clients when every
+ *    answer of the delay closed, none this way).
  * 3. `drain`: the port closes (new connections are refused), every answer from then on says
  *    `Connection: close`, requests in flight finish, and a keep-alive connection is closed only once
  *    it has answered and then been idle for IDLE_GRACE_MS with no byte of a next request received.
@@ -38,6 +41,8 @@ interface ConnectionState {
 }
 
 export interface Drainable {
+  /** Not ready; answers close their connections for `closeForMs` (half the drain delay). */
+  begin(closeForMs: number): void;
   /**
    * Stops accepting (when listening), makes every answer close its connection, and resolves once
    * every connection has ended, or rejects after timeoutMs (cutting the rest). A server fed
@@ -68,17 +73,27 @@ export function drainable(server: http.Server): Drainable {
   });
 
   let closeAnswers = false;
+  let draining = false;
+  const closeAnswersNow = () => {
+    closeAnswers = true;
+    for (const { res } of connections.values()) if (res !== null && !res.headersSent) res.setHeader('Connection', 'close');
+  };
 
   const idle = (socket: net.Socket, state: ConnectionState, now: number) =>
     state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS && socket.bytesRead === state.readAtIdle;
 
   return {
+    begin: (closeForMs) => {
+      markStopping();
+      closeAnswersNow();
+      setTimeout(() => (closeAnswers = draining), closeForMs).unref();
+    },
     drain: (timeoutMs) =>
       new Promise<void>((resolve, reject) => {
         markStopping();
         // Answers in flight, and all to come, close their connection once written.
-        closeAnswers = true;
-        for (const { res } of connections.values()) if (res !== null && !res.headersSent) res.setHeader('Connection', 'close');
+        draining = true;
+        closeAnswersNow();
         // net.Server's close, not http.Server's: the latter closes idle keep-alive connections at once.
         if (server.listening) net.Server.prototype.close.call(server);
         const timer = setTimeout(() => {
