@@ -130,9 +130,12 @@ class Pacer {
     let low: unknown = undefined;
     for (;;) {
       const after = low === undefined ? 'true' : `${key} > ?`;
-      // The last key of this batch, read from the staging index (the temporary database: no lock).
-      const boundary = this.prepared(`SELECT ${key} FROM ${table} WHERE ${after} ORDER BY ${key} LIMIT 1 OFFSET ?`).pluck();
       const params = low === undefined ? [] : [low];
+      // The staging index (the temporary database: no lock) says whether rows remain (none: no empty
+      // transaction to commit), then where this batch ends.
+      const left = this.prepared(`SELECT 1 FROM ${table} WHERE ${after} LIMIT 1`);
+      if ((await whenUnlocked(() => left.get(...params))) === undefined) return totals;
+      const boundary = this.prepared(`SELECT ${key} FROM ${table} WHERE ${after} ORDER BY ${key} LIMIT 1 OFFSET ?`).pluck();
       const high = await whenUnlocked(() => boundary.get(...params, this.size - 1));
       const where = `${after} AND ${high === undefined ? 'true' : `${key} <= ?`}`;
       const range = high === undefined ? params : [...params, high];
