@@ -57,28 +57,39 @@ export type SchoolState = 'old' | 'new' | 'mixed';
 
 const signature = (students: readonly StudentInfo[]): string => students.map((s) => `${s.id_student}|${s.fullName}|${s.id_device}`).join(';');
 
+type Read = (school: string, showActive: string) => Promise<readonly StudentInfo[]>;
+
 /**
- * Each school's state as `read` answers its rosters: 'old' or 'new' when every roster of the school
- * is that version's, else 'mixed' (a roster with rows of both, or one roster switched and the other not).
+ * Each roster's state (keyed "school showActive") as `read` answers it: 'old' or 'new' when it is
+ * that version's exactly, 'mixed' when it has rows of both (or is neither). What one request sees.
  */
-export async function schoolStates(
-  data: TwoVersions,
-  read: (school: string, showActive: string) => Promise<readonly StudentInfo[]>,
-  schools: readonly string[] = data.schools,
-): Promise<Map<string, SchoolState>> {
+export async function rosterStates(data: TwoVersions, read: Read, schools: readonly string[] = data.schools): Promise<Map<string, SchoolState>> {
   const states = new Map<string, SchoolState>();
   for (const school of schools) {
-    const seen = new Set<SchoolState>();
     for (const active of SHOW_ACTIVE) {
       const got = signature(await read(school, active));
-      seen.add(got === data.roster('old', school, active) ? 'old' : got === data.roster('new', school, active) ? 'new' : 'mixed');
+      states.set(`${school} ${active}`, got === data.roster('old', school, active) ? 'old' : got === data.roster('new', school, active) ? 'new' : 'mixed');
     }
+  }
+  return states;
+}
+
+/**
+ * Each school's state: 'old' or 'new' when every roster of the school is that version's, else
+ * 'mixed'. For a database at rest (after a kill): two rosters read while an import runs may be read
+ * either side of the school's switch, so a live reader checks each roster (rosterStates).
+ */
+export async function schoolStates(data: TwoVersions, read: Read, schools: readonly string[] = data.schools): Promise<Map<string, SchoolState>> {
+  const rosters = await rosterStates(data, read, schools);
+  const states = new Map<string, SchoolState>();
+  for (const school of schools) {
+    const seen = new Set(SHOW_ACTIVE.map((active) => rosters.get(`${school} ${active}`)!));
     states.set(school, seen.size === 1 ? [...seen][0]! : 'mixed');
   }
   return states;
 }
 
-/** How many schools are in each state. */
+/** How many schools (or rosters) are in each state. */
 export function tally(states: Map<string, SchoolState>): Record<SchoolState, number> {
   const counts = { old: 0, new: 0, mixed: 0 };
   for (const s of states.values()) counts[s] += 1;
