@@ -28,11 +28,13 @@ export const MERGE_PACING: MergePacing = { firstBatch: 500, minBatch: 16, maxBat
  *
  * The rows are staged and checked without the file's write lock (the staging tables are in the
  * connection's temporary database), then merged in batches, each its own short IMMEDIATE
- * transaction: devices, then students (a student's device is there before the student), then, with
- * --replace, the absent students are deleted last. One transaction for the whole merge would hold
- * the lock for seconds and every writer of the service (AuthCode, the dispatcher) would wait that
- * long. The price: a merge that fails part way leaves the batches before the failure in place;
- * running the same import again finishes it, since every step is an upsert or a delete by key.
+ * transaction: devices, then students (a student's device is there before the student). A students
+ * batch is whole schools, each school's upserts and (--replace) removals together, so every reader
+ * and every failure sees a school all as it was or all as the file has it. One transaction for the
+ * whole merge would hold the lock for seconds and every writer of the service (AuthCode, the
+ * dispatcher) would wait that long. The price: a merge that fails part way leaves the schools
+ * before the failure switched and the rest not; running the same import again finishes it, since
+ * every step is an upsert or a delete by key.
  */
 export function beginSqliteImport(file: string | null, shared: Database.Database, committed: () => void, pacing: MergePacing): Promise<ImportSession> {
   const own = file !== null;
