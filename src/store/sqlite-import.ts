@@ -16,8 +16,11 @@ export interface MergePacing {
   targetMs: number;
   /** The lock is left free this long between batches, so the service's writers get it. */
   pauseMs: number;
-  /** Tests only: runs after each batch has committed (to look at the tables, or to fail there). */
-  afterBatch?: () => void | Promise<void>;
+  /**
+   * Tests and measurements only: runs after each batch has committed (to look at the tables, to fail
+   * there, or to record how many rows it wrote and how long it held the write lock).
+   */
+  afterBatch?: (batch: { rows: number; lockMs: number }) => void | Promise<void>;
 }
 
 export const MERGE_PACING: MergePacing = { firstBatch: 500, minBatch: 16, maxBatch: 100_000, targetMs: 20, pauseMs: 10 };
@@ -142,15 +145,15 @@ class Pacer {
       const where = `${after} AND ${high === undefined ? 'true' : `${key} <= ?`}`;
       const range = high === undefined ? params : [...params, high];
       const runs = statements.map((statement) => this.prepared(statement(where)));
-      const changed = await this.batch(() => runs.map((run) => run.run(...range).changes));
+      const { changed, lockMs } = await this.batch(() => runs.map((run) => run.run(...range).changes));
       changed.forEach((n, i) => (totals[i]! += n));
-      await this.pacing.afterBatch?.();
+      await this.pacing.afterBatch?.({ rows: changed.reduce((a, b) => a + b, 0), lockMs });
       if (high === undefined) return totals;
       low = high;
     }
   }
 
-  private async batch(work: () => number[]): Promise<number[]> {
+  private async batch(work: () => number[]): Promise<{ changed: number[]; lockMs: number }> {
     const transaction = this.db.transaction(work);
     let took = 0;
     const changed = await whenUnlocked(() => {
@@ -173,6 +176,6 @@ class Pacer {
       if (!isBusy(err)) throw err;
     }
     await sleep(this.pacing.pauseMs);
-    return changed;
+    return { changed, lockMs: took };
   }
 }
