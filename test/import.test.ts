@@ -553,7 +553,7 @@ describe('a school switches whole (issue 30, rule 7)', () => {
     const points: { name: string; reached: (stderr: string, commits: number) => Promise<boolean> }[] = [
       { name: 'staging', reached: async (stderr) => stderr.includes('% read') },
       ...(pg === undefined
-        ? [1, 3, 8].map((n) => ({ name: `after ${n} commits`, reached: async (_: string, commits: number) => commits >= n }))
+        ? [1, 2, 4].map((n) => ({ name: `after ${n} commits`, reached: async (_: string, commits: number) => commits >= n }))
         : [{ name: 'merging', reached: () => merging() }]),
     ];
     try {
