@@ -6,6 +6,7 @@ import { main, type ImportIo } from '../scripts/import';
 import { type ImportReport, ImportStoppedError, importFiles, type ImportSource } from '../src/store/import';
 import { SqliteStore } from '../src/store/sqlite';
 import { MERGE_PACING, type MergePacing } from '../src/store/sqlite-import';
+import { HEADER as ROSTER_HEADER, schoolStates, type SchoolState, tally, twoVersions } from './helpers/rosters';
 
 /**
  * SQLite's import merges in short batches, each its own transaction (src/store/sqlite-import.ts), so
@@ -108,8 +109,9 @@ test('a merge in many small batches leaves the tables as one batch does, --repla
 
   let report: ImportReport | undefined;
   const commits = await commitsSeen(batched.location, async () => (report = await load(batched, second, true, TINY)));
-  // 21 devices, 38 students and 6 removals in batches of at most 5: at least 14 transactions.
-  expect(commits).toBeGreaterThanOrEqual(14);
+  // 21 devices in batches of at most 5, then each of the file's two schools (36 and 2 students, 14
+  // removals) whole in a transaction of its own: a school is never cut, however small the batches.
+  expect(commits).toBeGreaterThanOrEqual(7);
   const wholeReport = await load(whole, second, true, WHOLE);
   expect(report).toEqual(wholeReport);
   expect(report).toMatchObject({ students: 38, devices: 21, removed: 14 });
@@ -142,14 +144,14 @@ test('an import stopped part way keeps what it merged, says to run it again, and
   expect((stopped as Error).message).toBe(
     'the import stopped part way (simulated failure); run the same import again: it is safe to repeat and completes it',
   );
-  // Batches commit one by one: the devices all merged, the students before the failing batch too,
-  // none removed yet (removals come last).
+  // Batches commit one by one: the devices all merged; school a, whose batch failed, all as it was
+  // (none renamed, none removed: a school is switched whole or not at all), and the schools after it too.
   const partial = dump(store) as { students: Record<string, string>[]; devices: Record<string, string>[] };
   expect(partial.devices).toEqual(dump(reference).devices);
-  const renamed = partial.students.filter((s) => s.fullName.startsWith('Renamed')).map((s) => s.id_student);
-  expect(renamed).toEqual(expect.arrayContaining(['10', '20', '29']));
-  expect(renamed).not.toContain('30');
-  expect(partial.students.filter((s) => s.school_base_url === SCHOOLS[0]).map((s) => s.id_student)).toContain('1');
+  expect(partial.students.filter((s) => s.fullName.startsWith('Renamed') || s.fullName.startsWith('Kept'))).toEqual([]);
+  expect(partial.students.filter((s) => s.school_base_url === SCHOOLS[0]).map((s) => s.id_student).sort((a, b) => Number(a) - Number(b))).toEqual(
+    Array.from({ length: 12 }, (_, i) => String(i + 1)),
+  );
 
   // Through the command, as an operator meets it, then again once the cause is gone.
   const files = { students: join(dir, 's.csv'), devices: join(dir, 'd.csv') };
@@ -184,4 +186,59 @@ test("bad input still writes nothing, and the import's connection leaves no stag
   await expect(load(memory, bad, false, TINY)).rejects.toThrow('duplicate');
   expect(await load(memory, first, false, TINY)).toMatchObject({ students: 36, devices: 20 });
   expect(await memory.counts()).toEqual({ students: 36, devices: 20 });
+});
+
+// Issue 30, rule 7: a school's roster switches whole. Batches smaller than a school (TINY) used to
+// cut schools; now each batch holds whole schools, so every state a reader can see between two
+// batches, and every state a failure (or a kill) between them leaves, has each school all old or all new.
+describe('a school switches whole', () => {
+  const data = twoVersions(6, 8);
+  const loadStudents = (store: SqliteStore, lines: string[], replace: boolean, pacing: MergePacing) =>
+    importFiles({ students: csv('s.csv', [ROSTER_HEADER, ...lines]) }, { delimiter: ',', replace }, () => store.beginImport(pacing));
+  const statesOf = async (store: SqliteStore) => schoolStates(data, (s, a) => store.studentsOf(s, a));
+
+  test('after every batch, a reader on another connection (through its roster cache) sees each school all old or all new, never old again once new', async () => {
+    const store = open('rosters.db');
+    const service = open('rosters.db');
+    await loadStudents(store, data.old, false, WHOLE);
+    const seen: ReturnType<typeof tally>[] = [];
+    let wentBack = 0;
+    const last = new Map<string, SchoolState>();
+    const look = async () => {
+      const states = await statesOf(service);
+      seen.push(tally(states));
+      for (const [school, state] of states) {
+        if (last.get(school) === 'new' && state !== 'new') wentBack += 1;
+        last.set(school, state);
+      }
+    };
+    await look(); // the cache now holds every old roster
+    await loadStudents(store, data.new, true, { ...TINY, afterBatch: look });
+    await look();
+    expect(seen.filter((t) => t.mixed > 0)).toEqual([]);
+    expect(wentBack).toBe(0);
+    // Batches of at most 5 rows, schools of 8: one school per batch, each seen beside the others.
+    expect(seen.map((t) => t.new)).toEqual([0, 1, 2, 3, 4, 5, 6, 6]);
+    expect(seen.at(-1)).toEqual({ old: 0, new: 6, mixed: 0 });
+  });
+
+  test.each([1, 2, 4])('an import failing after batch %i leaves every school whole; running it again completes it', async (failAt) => {
+    const reference = open('reference.db');
+    await loadStudents(reference, data.new, false, WHOLE);
+    const store = open('failed.db');
+    await loadStudents(store, data.old, false, WHOLE);
+    let batches = 0;
+    const failing: MergePacing = {
+      ...TINY,
+      afterBatch: () => {
+        if ((batches += 1) === failAt) throw new Error('killed between two batches');
+      },
+    };
+    const stopped = await loadStudents(store, data.new, true, failing).catch((err: unknown) => err);
+    expect(stopped).toBeInstanceOf(ImportStoppedError);
+    expect(tally(await statesOf(store))).toEqual({ old: 6 - failAt, new: failAt, mixed: 0 });
+    expect(await loadStudents(store, data.new, true, TINY)).toMatchObject({ students: 48, removed: 2 * (6 - failAt) });
+    expect(tally(await statesOf(store))).toEqual({ old: 0, new: 6, mixed: 0 });
+    expect(dump(store)).toEqual(dump(reference));
+  });
 });

@@ -2,12 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import { main, USAGE, type ImportIo } from '../scripts/import';
 import { type CsvProblem, type CsvRecord, readCsv } from '../src/store/csv';
 import { fileSource, ImportError, importFiles, type ImportReport, type ImportSource } from '../src/store/import';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
+import { HEADER, rosterStates, schoolStates, type SchoolState, spawnImport, tally, type TwoVersions, twoVersions } from './helpers/rosters';
 
 const FIXTURES = join(__dirname, 'fixtures', 'data');
 const STUDENTS_CSV = join(FIXTURES, 'students.csv');
@@ -478,5 +480,115 @@ describe('import CLI', () => {
     expect(err).toHaveLength(1);
     expect(err[0]).toMatch(pg === undefined ? new RegExp(`^error: SQLITE_PATH \\(${escapeRe(dir)}\\): `) : /^error: DATABASE_URL \(postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:5432\/test\): PostgreSQL refused the login/);
     expect(err[0]).not.toMatch(/secret/);
+  });
+});
+
+describe('a school switches whole (issue 30, rule 7)', () => {
+  const settings = () => ({ sqlitePath: dbPath, databaseUrl: pg?.url ?? null, databasePoolSize: 2, databaseStatementTimeoutMs: 5000 });
+  const csvOf = (lines: string[]) => `${[HEADER, ...lines].join('\n')}\n`;
+  const states = (reader: Store, data: TwoVersions, schools?: string[]) => schoolStates(data, (s, a) => reader.studentsOf(s, a), schools);
+
+  test('a reader polling every roster during an import sees each roster all old or all new, and the new once it is done', async () => {
+    // 40 schools of 30: the merge's first SQLite batch (500 rows) ends inside a school if schools are cut.
+    const data = twoVersions(40, 30);
+    await runImport(text('old.csv', csvOf(data.old), 1 << 16));
+    // Another connection (and roster cache; on PostgreSQL, its own change listener), as a service's.
+    const reader = await openStore(settings());
+    try {
+      const seen: ReturnType<typeof tally>[] = [];
+      let wentBack = 0;
+      const last = new Map<string, SchoolState>();
+      // Each roster is one request's answer: whole, whatever the import does between two of them.
+      const look = async (): Promise<void> => {
+        const now = await rosterStates(data, (s, a) => reader.studentsOf(s, a));
+        seen.push(tally(now));
+        for (const [roster, state] of now) {
+          // Once answered new, never old again: no stale roster kept from before the switch.
+          if (last.get(roster) === 'new' && state !== 'new') wentBack += 1;
+          last.set(roster, state);
+        }
+      };
+      await look();
+      let importing = true;
+      const polling = (async () => {
+        while (importing) {
+          await look();
+          await new Promise((r) => setImmediate(r));
+        }
+      })();
+      await runImport(text('new.csv', csvOf(data.new), 1 << 16), undefined, true).finally(() => (importing = false));
+      await polling;
+      expect(seen.filter((t) => t.mixed > 0)).toEqual([]);
+      expect(wentBack).toBe(0);
+      // PostgreSQL's cache learns of the commit by notification, a moment after it.
+      for (let i = 0; i < 500 && seen.at(-1)!.new < 2 * data.schools.length; i += 1) {
+        await new Promise((r) => setTimeout(r, 10));
+        await look();
+      }
+      expect(seen.at(-1)).toEqual({ old: 0, new: 80, mixed: 0 });
+      expect(wentBack).toBe(0);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  test('an import killed (SIGKILL) at several points leaves every school whole, and running it again completes it', async () => {
+    // Large enough that the merge takes many batches (SQLite) or seconds (PostgreSQL) to reach.
+    const data = twoVersions(200, 400);
+    await runImport(text('old.csv', csvOf(data.old), 1 << 16));
+    const newCsv = join(dir, 'new.csv');
+    writeFileSync(newCsv, csvOf(data.new));
+    const reader = store!;
+    const watcher = pg === undefined ? new Database(dbPath, { readonly: true }) : undefined;
+    const client = pg === undefined ? undefined : new Client({ connectionString: pg.url });
+    await client?.connect();
+    // Commits another connection made (SQLite: each merge batch), or whether an import's merge holds the students table (PostgreSQL).
+    const dataVersion = watcher?.prepare('PRAGMA data_version').pluck();
+    const merging = async () =>
+      (await client!.query(
+        `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relname = 'students' AND l.mode = 'RowExclusiveLock' AND l.granted`,
+        [pg!.schema],
+      )).rowCount! > 0;
+    const points: { name: string; reached: (stderr: string, commits: number) => Promise<boolean> }[] = [
+      { name: 'staging', reached: async (stderr) => stderr.includes('% read') },
+      ...(pg === undefined
+        ? [1, 2, 4].map((n) => ({ name: `after ${n} commits`, reached: async (_: string, commits: number) => commits >= n }))
+        : [{ name: 'merging', reached: () => merging() }]),
+    ];
+    try {
+      let mixedWhileRunning = 0;
+      let next = 0;
+      for (const point of points) {
+        const run = spawnImport(['--students', newCsv, '--replace'], storeEnv());
+        let commits = 0;
+        let version = dataVersion?.get();
+        let running = true;
+        void run.exited.then(() => (running = false));
+        while (running && !(await point.reached(run.stderr(), commits))) {
+          // A reader in this process while another process imports: one school per turn.
+          const school = data.schools[(next += 1) % data.schools.length]!;
+          const rosters = await rosterStates(data, (s, a) => reader.studentsOf(s, a), [school]);
+          if ([...rosters.values()].includes('mixed')) mixedWhileRunning += 1;
+          const now = dataVersion?.get();
+          if (now !== version) commits += 1;
+          version = now;
+          await new Promise((r) => setTimeout(r, 1));
+        }
+        run.child.kill('SIGKILL');
+        expect({ point: point.name, ...(await run.exited), stderr: run.stderr().replace(/.*% read\n/g, '') }).toEqual({ point: point.name, code: null, signal: 'SIGKILL', stderr: '' });
+        expect({ point: point.name, mixed: tally(await states(reader, data)).mixed }).toEqual({ point: point.name, mixed: 0 });
+      }
+      expect(mixedWhileRunning).toBe(0);
+
+      const rerun = spawnImport(['--students', newCsv, '--replace'], storeEnv());
+      expect(await rerun.exited).toEqual({ code: 0, signal: null });
+      for (let i = 0; i < 500 && tally(await states(reader, data)).new < data.schools.length; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(tally(await states(reader, data))).toEqual({ old: 0, new: 200, mixed: 0 });
+      expect((await dump()).students).toHaveLength(data.new.length);
+    } finally {
+      watcher?.close();
+      await client?.end();
+    }
   });
 });

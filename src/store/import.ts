@@ -42,8 +42,8 @@ export class ImportError extends Error {
 
 /**
  * The store failed while merging: part of the files may be in the tables (SQLite merges in
- * batches). Every step of a merge is an upsert or a delete by key, so running the same import
- * again completes it.
+ * batches of whole schools, so some schools are switched and the others not). Every step of a
+ * merge is an upsert or a delete by key, so running the same import again completes it.
  */
 export class ImportStoppedError extends Error {
   override name = 'ImportStoppedError';
