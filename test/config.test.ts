@@ -29,7 +29,6 @@ test('defaults', () => {
     logLevel: 'info',
     adminPort: 9464,
     adminHost: '127.0.0.1',
-    drainDelayMs: 2000,
     shutdownTimeoutMs: 10000,
     workers: 1,
     protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
@@ -113,15 +112,12 @@ test('limits are read from the environment', () => {
 
 test('operations settings', () => {
   expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
-  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500', DRAIN_DELAY_MS: '5000' })).toMatchObject({
+  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500' })).toMatchObject({
     workers: 3,
     logLevel: 'debug',
     adminPort: 0,
     shutdownTimeoutMs: 2500,
-    drainDelayMs: 5000,
   });
-  // No drain delay: the port closes at the signal (a process no balancer sends to).
-  expect(loadConfig({ DRAIN_DELAY_MS: '0' }).drainDelayMs).toBe(0);
   // web.config names are matched without regard to case
   expect([...loadConfig({ PROTOCOLS: 'httpsoap, HttpPost' }).protocols]).toEqual(['HttpSoap', 'HttpPost']);
 });
@@ -150,7 +146,6 @@ test.each([
   [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
   [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
   [{ SHUTDOWN_TIMEOUT_MS: '0' }, /^SHUTDOWN_TIMEOUT_MS /],
-  [{ DRAIN_DELAY_MS: '2s' }, /^DRAIN_DELAY_MS must be a whole number from 0 to 3600000/],
   [{ WORKERS: '0' }, /^WORKERS /],
   [{ WORKERS: 'many' }, /^WORKERS /],
   [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],

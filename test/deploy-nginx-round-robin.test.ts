@@ -1,7 +1,6 @@
 import { randomBytes } from 'crypto';
 import { describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
 import { freePort, request, type Service, startService } from './helpers/service';
-import { stopLoad } from './helpers/stop-load';
 import { FakeGateway } from './helpers/sms-gateway';
 import { countedApart, smsEnv } from './helpers/two-addresses';
 
@@ -63,54 +62,4 @@ describeRoundRobin('nginx round-robin over two instances (deploy/nginx/round-rob
     // The limited caller's three codes went to both instances: the shared counters still let only two through.
     expect(new Set(upstreams.get('127.0.0.2')).size).toBe(2);
   });
-});
-
-/**
- * Issue 30, rule 3: stopping one of the two instances during a steady burst (GET and SOAP, on new
- * and keep-alive connections to nginx, more at once than the recipe's keep-alive pool) fails no
- * client request. nginx does not watch readiness: it sends to the stopping instance until its port
- * refuses, and the kernel resets what it had accepted for the service but the service had not yet
- * taken when the port closed; the recipe's proxy_next_upstream sends those to the other instance.
- * Repeated: without that line a stop fails a request about 3 times in 4.
- */
-describeNginx('nginx round-robin: stopping one instance (deploy/nginx/round-robin.conf)', () => {
-  const STOPS = 4;
-  test(`SIGTERM to one instance during a burst of GET and SOAP on new and keep-alive connections: 0 client errors, ${STOPS} stops in a row`, async () => {
-    for (let stop = 0; stop < STOPS; stop += 1) {
-      const env = { TRUST_PROXY: 'true', ADMIN_PORT: '0' };
-      const stopped = await startService({ env });
-      const other = await startService({ env: { ...env, SQLITE_PATH: stopped.dbPath } });
-      const port = await freePort();
-      const conf = recipe('round-robin.conf')
-        .replace('listen 127.0.0.1:9210;', `listen 127.0.0.1:${port};`)
-        .replace('server 127.0.0.1:9211 ', `server 127.0.0.1:${stopped.port} `)
-        .replace('server 127.0.0.1:9212 ', `server 127.0.0.1:${other.port} `);
-      const nginx = await runNginx(() => conf, port);
-      try {
-        let exited = false;
-        void stopped.exited.then(() => (exited = true));
-        // Until the stopped instance has exited and the burst has gone on a while longer (a count).
-        let okAtExit = -1;
-        const load = await stopLoad({
-          port,
-          fresh: 32,
-          keepAlive: 16,
-          signalAfterOk: 300,
-          signal: () => stopped.proc.kill('SIGTERM'),
-          done: (sofar) => {
-            if (exited && okAtExit < 0) okAtExit = sofar.ok;
-            return okAtExit >= 0 && sofar.ok >= okAtExit + 300;
-          },
-        });
-        expect({ stop, failures: load.failures }).toEqual({ stop, failures: [] });
-        expect(await stopped.exited).toEqual({ code: 0, signal: null });
-        // Both instances served during the burst, the stopped one after the signal too.
-        expect(stopped.lines.some((l) => l.msg === 'request')).toBe(true);
-      } finally {
-        await nginx.stop();
-        stopped.kill();
-        other.kill();
-      }
-    }
-  }, 180_000);
 });

@@ -35,12 +35,7 @@ export interface Config {
   /** The admin listener (/metrics, /healthz, /readyz); port 0 turns it off. */
   adminPort: number;
   adminHost: string;
-  /**
-   * After a stop signal, how long the port stays open and serving while not ready, for balancers that
-   * watch readiness to stop sending here before the listener closes (Kubernetes' preStop delay).
-   */
-  drainDelayMs: number;
-  /** How long in-flight requests may take to finish once the port has closed, before the process gives up. */
+  /** How long in-flight requests may take to finish after SIGTERM before the process gives up. */
   shutdownTimeoutMs: number;
   /** Processes serving the one port (node cluster); 1 runs without a cluster primary. */
   workers: number;
@@ -150,7 +145,6 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     logLevel: oneOf('LOG_LEVEL', get('LOG_LEVEL', 'info'), LOG_LEVELS),
     adminPort: port('ADMIN_PORT', get('ADMIN_PORT', '9464')),
     adminHost: host('ADMIN_HOST', get('ADMIN_HOST', '127.0.0.1')),
-    drainDelayMs: wholeNumber('DRAIN_DELAY_MS', get('DRAIN_DELAY_MS', '2000'), 0, 3_600_000),
     shutdownTimeoutMs: wholeNumber('SHUTDOWN_TIMEOUT_MS', get('SHUTDOWN_TIMEOUT_MS', '10000'), 1, 3_600_000),
     workers: workers(get('WORKERS', '1'), cpus),
     protocols: protocols(get('PROTOCOLS', DEFAULT_PROTOCOLS)),

@@ -29,7 +29,7 @@ const EXIT_MARGIN_MS = 2000;
  * share the database file in WAL mode; they open it without migrating), replaces a worker that dies
  * or fails to start (with backoff, restarts.ts), holds the admin listener (metrics
  * summed over the workers by prom-client's AggregatorRegistry, readiness asked of each worker), and on
- * SIGTERM, SIGINT or SIGHUP stops the workers gracefully and exits 0 once all of them have.
+ * SIGTERM/SIGINT stops the workers gracefully and exits 0 once all of them have.
  *
  * It also holds the listening socket and hands each accepted connection to a worker in turn, rather
  * than leaving that to the cluster module's shared handle: so that on shutdown the port is closed
@@ -68,21 +68,6 @@ export async function runPrimary(config: Config): Promise<void> {
     });
   }
 
-  /** Workers stopping on their own, taken out of turn: their exit is a death like any other. */
-  const retired = new Set<Worker>();
-  /**
-   * A worker stopping on its own (a signal to it alone, or to the whole group before this process
-   * has seen its own copy): it is taken out of turn and told to drain, once another serves. The last
-   * one serving keeps its turn, so that a connection accepted now is always handed over; in a stop of
-   * the whole cluster every worker is told to drain once the port has closed (stopAll).
-   */
-  function retire(worker: Worker): void {
-    if (isStopping() || !serving.includes(worker) || serving.length < 2) return;
-    remove(worker);
-    retired.add(worker);
-    worker.send({ type: 'drain' } satisfies ToWorker);
-  }
-
   function remove(worker: Worker): boolean {
     const at = serving.indexOf(worker);
     if (at >= 0) serving.splice(at, 1);
@@ -96,7 +81,6 @@ export async function runPrimary(config: Config): Promise<void> {
     const worker = cluster.fork();
     let steady: NodeJS.Timeout | undefined;
     worker.on('message', (m: ToPrimary) => {
-      if (m.type === 'stopping') return retire(worker);
       if (m.type !== 'serving') return;
       serving.push(worker);
       restarts.started();
@@ -111,7 +95,7 @@ export async function runPrimary(config: Config): Promise<void> {
   };
 
   cluster.on('exit', (worker, code, signal) => {
-    const wasServing = remove(worker) || retired.delete(worker);
+    const wasServing = remove(worker);
     if (isStopping()) {
       if (code !== 0) exitCode = 1;
       if (Object.keys(cluster.workers ?? {}).length === 0) finish();
@@ -152,19 +136,11 @@ export async function runPrimary(config: Config): Promise<void> {
     markStopping();
     for (const timer of pending) clearTimeout(timer);
     pending.clear();
-    const killAfterMs = config.drainDelayMs + config.shutdownTimeoutMs + config.sms.http.timeoutMs + EXIT_MARGIN_MS;
-    log.info('stopping workers', { reason, drainDelayMs: config.drainDelayMs, timeoutMs: config.shutdownTimeoutMs, killAfterMs });
-    // Not ready at once (the workers too); the port stays open and connections are handed over for
-    // the drain delay, as in one process (shutdown.ts); then the port closes and the workers drain.
-    const workers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
-    for (const worker of workers()) worker.send({ type: 'shutdown' } satisfies ToWorker);
-    setTimeout(() => {
-      listener.close();
-      log.info('port closed: new connections are refused', { drainDelayMs: config.drainDelayMs });
-      for (const socket of waiting.splice(0)) socket.destroy();
-      // After the last connection handed over, on the same channel: each worker may finish.
-      for (const worker of workers()) worker.send({ type: 'drain' } satisfies ToWorker);
-    }, config.drainDelayMs);
+    const killAfterMs = config.shutdownTimeoutMs + config.sms.http.timeoutMs + EXIT_MARGIN_MS;
+    log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, killAfterMs });
+    listener.close();
+    for (const socket of waiting.splice(0)) socket.destroy();
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');

@@ -1,6 +1,5 @@
-import type http from 'node:http';
+import http from 'node:http';
 import type net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createApp } from '../app';
 import type { Config } from '../config';
 import { type Console, createConsole } from '../console';
@@ -43,7 +42,7 @@ export async function readinessOf(store: Store): Promise<Readiness> {
 /**
  * One serving process: alone (WORKERS=1, listening, with its own admin listener) or as a cluster
  * worker (the primary listens and holds the admin listener, and hands over connections and questions).
- * Either way SIGTERM, SIGINT or SIGHUP stops it gracefully, and a second signal ends it at once.
+ * Either way SIGTERM or SIGINT stops it gracefully, and a second signal ends it at once.
  */
 export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
   // A worker's primary migrated before forking it: workers only check the schema, and never wait for its lock.
@@ -58,38 +57,25 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
 
   let admin: http.Server | null = null;
   let cutover: Console | null = null;
-  const send = (m: ToPrimary) => process.send?.(m);
-  /**
-   * A worker has no listener: its connections come from the primary, which says `drain` once it has
-   * handed over the last one (its port closed, or this worker taken out of its turn).
-   */
-  let handedOver: () => void = () => undefined;
-  const lastConnection = new Promise<void>((resolve) => (handedOver = resolve));
-  /** Resolves when this process may close its port, or (a worker) will be handed no more connections. */
-  const drainDelay = role === 'worker' ? () => lastConnection : () => sleep(config.drainDelayMs);
   const stop = once((reason: string) => {
     cutover?.close();
-    if (role === 'worker') send({ type: 'stopping' });
-    void shutdown(config, reason, connections, drainDelay, sms, store, admin, shadow);
+    void shutdown(config, reason, connections, sms, store, admin, shadow);
   });
   onStopSignals({ stop, exitNow: () => process.exit(1), watchNpm: role === 'single' });
 
   if (role === 'worker') {
     // The primary listens and hands each connection over (see cluster.ts for why).
+    const send = (m: ToPrimary) => process.send?.(m);
     process.on('message', (m: ToWorker, socket?: net.Socket) => {
       if (m.type === 'connection' && socket !== undefined) {
         server.emit('connection', socket);
         socket.resume();
       } else if (m.type === 'shutdown') stop('primary');
-      else if (m.type === 'drain') handedOver();
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
       else if (m.type === 'metrics?') void scrapeOnly(m.names).then((text) => send({ type: 'metrics', id: m.id, text }));
     });
-    // The primary gone (killed outright): nobody is left to stop this worker, or to hand it more.
-    process.on('disconnect', () => {
-      handedOver();
-      stop('primary gone');
-    });
+    // The primary gone (killed outright): nobody is left to stop this worker.
+    process.on('disconnect', () => stop('primary gone'));
     send({ type: 'serving' });
     return;
   }
@@ -110,20 +96,15 @@ async function shutdown(
   config: Config,
   reason: string,
   connections: Drainable,
-  drainDelay: () => Promise<void>,
   sms: Sms,
   store: Store,
   admin: http.Server | null,
   shadow: Shadow | null,
 ): Promise<void> {
-  log.info('stopping', { reason, drainDelayMs: config.drainDelayMs, timeoutMs: config.shutdownTimeoutMs });
-  // Not ready; the port stays open and serving for the drain delay (shutdown.ts says why).
-  connections.begin(config.drainDelayMs / 2);
+  log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
   // The dispatcher stops claiming at once, beside the drain: the sends in flight finish and are
   // recorded, claimed rows not yet sent are released for another instance; new ones wait for it.
   const smsStopped = sms.dispatcher.stop();
-  await drainDelay();
-  log.info('draining: new connections are refused, answers close their connections');
   let code = 0;
   try {
     await connections.drain(config.shutdownTimeoutMs);

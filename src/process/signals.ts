@@ -17,32 +17,21 @@ export interface StopHandlers {
 }
 
 /**
- * The stop signals. SIGHUP is one: a closed terminal or a supervisor sends it, and node's default
- * for it is to end the process at once (exit 129), cutting every request in flight. A hang-up comes
- * more than once (the shell passes it to its jobs, the kernel to the terminal's foreground group),
- * so SIGHUP never cuts a stop short: only a second SIGTERM or SIGINT does.
- */
-export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-
-/**
- * The stop signals for one process: the first starts the graceful stop; a second SIGTERM or SIGINT
- * cuts it short, except npm's echo of the first (the same signal within ECHO_MS, once, with npm as
- * the parent).
+ * SIGTERM, SIGINT and SIGHUP for one process: the first starts the graceful stop; a second one cuts it
+ * short, except npm's echo of the first (the same signal within ECHO_MS, once, with npm as the parent).
+ * SIGHUP is a stop like the others: a closed terminal or a supervisor sends it, and node's default for
+ * it is to end the process at once, resetting every request in flight.
  */
 export function onStopSignals({ stop, exitNow, watchNpm }: StopHandlers): void {
   const echoes = watchNpm && npmIsParent();
   /** The first stop: a signal, or npm gone (null), which counts as the first signal it never passed on. */
   let first: { signal: NodeJS.Signals | null; at: number } | null = null;
   let echoIgnored = false;
-  for (const signal of STOP_SIGNALS) {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(signal, () => {
       if (first === null) {
         first = { signal, at: Date.now() };
         return stop(signal);
-      }
-      if (signal === 'SIGHUP') {
-        log.info('hang-up: already stopping', { signal });
-        return;
       }
       if (echoes && !echoIgnored && signal === first.signal && Date.now() - first.at < ECHO_MS) {
         echoIgnored = true;

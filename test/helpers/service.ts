@@ -73,8 +73,6 @@ export interface StartOptions {
   uid?: number;
   /** Called with the store's directory and file before the service starts (e.g. to break them). */
   prepare?(dir: string, dbPath: string): void;
-  /** A process group of its own (as a terminal's job), so that a test can signal the whole group. */
-  detached?: boolean;
 }
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
@@ -96,7 +94,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   options.prepare?.(dir, dbPath);
   const [command, ...args] = options.command ?? [process.execPath, MAIN];
   const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
-  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], detached: options.detached ?? false, ...user });
+  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], ...user });
   const lines: LogLine[] = [];
   const raw: string[] = [];
   const text: string[] = [];

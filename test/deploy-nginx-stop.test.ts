@@ -1,0 +1,133 @@
+import http from 'http';
+import { randomBytes } from 'crypto';
+import { describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
+import { freePort, type Service, startService } from './helpers/service';
+
+/**
+ * A stop drops nothing behind the round-robin recipe (issue 30, rule 3): deploy/nginx/round-robin.conf
+ * as shipped over two instances on one database; while clients send a steady burst of GET and SOAP
+ * calls on new and on keep-alive connections, one instance after the other is stopped (SIGTERM) and
+ * started again on its port. Not one client may see an error: a connection the stopping instance
+ * refuses, or resets before reading the request, is retried by nginx on the other one.
+ */
+const REDIS_URL = process.env.TEST_REDIS_URL ?? '';
+const describeRoundRobin = REDIS_URL === '' ? describe.skip : describeNginx;
+
+const SOAP = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
+
+interface Outcome {
+  ok: number;
+  failures: string[];
+}
+
+/** One call, GET or SOAP, on a fresh connection (agent false) or the keep-alive agent. */
+function call(port: number, soap: boolean, agent: http.Agent | false): Promise<string | null> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        agent,
+        method: soap ? 'POST' : 'GET',
+        path: soap ? '/PushNotificationMobile.asmx' : '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001',
+        headers: soap ? { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"', 'Content-Length': SOAP.length } : {},
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve(res.statusCode === 200 && body.includes('fcm:APA91bH-token-1001') ? null : `${soap ? 'SOAP' : 'GET'} ${res.statusCode}: ${body.slice(0, 120)}`));
+        res.on('error', (e) => resolve(`${soap ? 'SOAP' : 'GET'} ${e.message}`));
+      },
+    );
+    req.on('error', (e) => resolve(`${soap ? 'SOAP' : 'GET'} ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+    req.end(soap ? SOAP : undefined);
+  });
+}
+
+/** `clients` loops (half on new connections, half keep-alive, GET and SOAP in turn) until `done()`. */
+async function burst(port: number, clients: number, done: () => boolean, outcome: Outcome): Promise<void> {
+  const keepAlive = new http.Agent({ keepAlive: true, maxSockets: clients });
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      for (let n = 0; !done(); n += 1) {
+        const failure = await call(port, n % 2 === 1, i % 2 === 0 ? false : keepAlive);
+        if (failure === null) outcome.ok += 1;
+        else outcome.failures.push(failure);
+      }
+    }),
+  );
+  keepAlive.destroy();
+}
+
+/** Resolves once a request through nginx is answered by the instance on `upstream`. */
+async function servedBy(port: number, upstream: number): Promise<void> {
+  for (let i = 0; i < 200; i += 1) {
+    const via = await new Promise<string>((resolve) =>
+      http.get({ host: '127.0.0.1', port, agent: false, path: '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001' }, (res) => {
+        res.resume();
+        resolve(String(res.headers['x-upstream']));
+      }).on('error', () => resolve('')),
+    );
+    if (via.endsWith(`:${upstream}`)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nginx never sent a request to the instance on port ${upstream}`);
+}
+
+describeRoundRobin('stopping one of two instances behind deploy/nginx/round-robin.conf', () => {
+  let nginx: Nginx;
+  const services: Service[] = [];
+  let env: Record<string, string>;
+  let ports: number[];
+  let port: number;
+  let dbPath: string;
+
+  beforeAll(async () => {
+    env = { TRUST_PROXY: 'true', ADMIN_PORT: '0', REDIS_URL, REDIS_KEY_PREFIX: `rrstop:${randomBytes(6).toString('hex')}:` };
+    ports = [await freePort(), await freePort()];
+    const first = await startService({ env: { ...env, PORT: String(ports[0]) } });
+    dbPath = first.dbPath;
+    services.push(first, await startService({ env: { ...env, PORT: String(ports[1]), SQLITE_PATH: dbPath } }));
+    port = await freePort();
+    const conf = recipe('round-robin.conf')
+      .replace('listen 127.0.0.1:9210;', `listen 127.0.0.1:${port};`)
+      .replace('server 127.0.0.1:9211 ', `server 127.0.0.1:${ports[0]} `)
+      .replace('server 127.0.0.1:9212 ', `server 127.0.0.1:${ports[1]} `);
+    nginx = await runNginx(() => conf, port);
+  });
+
+  afterAll(async () => {
+    await nginx?.stop();
+    for (const s of services) s.kill();
+  });
+
+  test('four stops, each under a steady burst of GET and SOAP on new and keep-alive connections: 0 client errors', async () => {
+    const outcome: Outcome = { ok: 0, failures: [] };
+    let running = true;
+    const load = burst(port, 24, () => !running, outcome);
+    const sleepUntilOk = async (count: number) => {
+      while (outcome.ok < count) await new Promise((r) => setTimeout(r, 20));
+    };
+    for (let round = 0; round < 4; round += 1) {
+      const which = round % 2;
+      await sleepUntilOk(outcome.ok + 300);
+      const victim = services[which]!;
+      victim.proc.kill('SIGTERM');
+      expect(await victim.exited).toEqual({ code: 0, signal: null });
+      await sleepUntilOk(outcome.ok + 300);
+      // Back on its port, on the same database, as a restarted or upgraded instance comes back.
+      services[which] = await startService({ env: { ...env, PORT: String(ports[which]), SQLITE_PATH: dbPath } });
+      // A rolling deploy stops the next instance only once nginx sends traffic to this one again
+      // (the recipe takes a failed server out for fail_timeout, 5 s).
+      await servedBy(port, ports[which]!);
+    }
+    await sleepUntilOk(outcome.ok + 300);
+    running = false;
+    await load;
+    const kinds = new Map<string, number>();
+    for (const f of outcome.failures) kinds.set(f.split('\n')[0]!, (kinds.get(f.split('\n')[0]!) ?? 0) + 1);
+    expect(Object.fromEntries(kinds)).toEqual({});
+    expect(outcome.ok).toBeGreaterThan(2000);
+  }, 120_000);
+});
