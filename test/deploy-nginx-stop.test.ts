@@ -1,7 +1,7 @@
 import http from 'http';
 import { randomBytes } from 'crypto';
 import { describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
-import { freePort, type Service, startService } from './helpers/service';
+import { freePort, isToken, request, type Service, startService, TOKEN_PATH, tokenRequest } from './helpers/service';
 
 /**
  * A stop drops nothing behind the round-robin recipe (issue 30, rule 3): deploy/nginx/round-robin.conf
@@ -13,36 +13,20 @@ import { freePort, type Service, startService } from './helpers/service';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? '';
 const describeRoundRobin = REDIS_URL === '' ? describe.skip : describeNginx;
 
-const SOAP = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
-
 interface Outcome {
   ok: number;
   failures: string[];
 }
 
-/** One call, GET or SOAP, on a fresh connection (agent false) or the keep-alive agent. */
-function call(port: number, soap: boolean, agent: http.Agent | false): Promise<string | null> {
-  return new Promise((resolve) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        agent,
-        method: soap ? 'POST' : 'GET',
-        path: soap ? '/PushNotificationMobile.asmx' : '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001',
-        headers: soap ? { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"', 'Content-Length': SOAP.length } : {},
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve(res.statusCode === 200 && body.includes('fcm:APA91bH-token-1001') ? null : `${soap ? 'SOAP' : 'GET'} ${res.statusCode}: ${body.slice(0, 120)}`));
-        res.on('error', (e) => resolve(`${soap ? 'SOAP' : 'GET'} ${e.message}`));
-      },
-    );
-    req.on('error', (e) => resolve(`${soap ? 'SOAP' : 'GET'} ${(e as NodeJS.ErrnoException).code ?? e.message}`));
-    req.end(soap ? SOAP : undefined);
-  });
+/** One call, GET or SOAP, on a fresh connection (agent false) or the keep-alive agent: null, or what went wrong. */
+async function call(port: number, soap: boolean, agent: http.Agent | false): Promise<string | null> {
+  const kind = soap ? 'SOAP' : 'GET';
+  try {
+    const r = await tokenRequest(port, soap, agent);
+    return isToken(r) ? null : `${kind} ${r.status}: ${r.body.slice(0, 120)}`;
+  } catch (e) {
+    return `${kind} ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+  }
 }
 
 /** `clients` loops (half on new connections, half keep-alive, GET and SOAP in turn) until `done()`. */
@@ -63,12 +47,7 @@ async function burst(port: number, clients: number, done: () => boolean, outcome
 /** Resolves once a request through nginx is answered by the instance on `upstream`. */
 async function servedBy(port: number, upstream: number): Promise<void> {
   for (let i = 0; i < 200; i += 1) {
-    const via = await new Promise<string>((resolve) =>
-      http.get({ host: '127.0.0.1', port, agent: false, path: '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001' }, (res) => {
-        res.resume();
-        resolve(String(res.headers['x-upstream']));
-      }).on('error', () => resolve('')),
-    );
+    const via = await request(port, TOKEN_PATH).then((r) => String(r.headers['x-upstream']), () => '');
     if (via.endsWith(`:${upstream}`)) return;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -178,6 +178,21 @@ export function request(port: number, pathAndQuery: string, init: { method?: str
 }
 
 export const TOKEN_PATH = '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001';
+const TOKEN_SOAP = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
+
+/** GetTokenDevice for dev-1001 over HTTP GET or SOAP 1.1, on `agent` (false: a new connection). */
+export function tokenRequest(port: number, soap: boolean, agent: http.Agent | false = false): Promise<Reply> {
+  if (!soap) return request(port, TOKEN_PATH, { agent });
+  return request(port, '/PushNotificationMobile.asmx', {
+    agent,
+    method: 'POST',
+    headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
+    body: TOKEN_SOAP,
+  });
+}
+
+/** The whole answer of tokenRequest: 200 with the device's token. */
+export const isToken = (r: Reply): boolean => r.status === 200 && r.body.includes('fcm:APA91bH-token-1001');
 
 export interface LoadResult {
   ok: number;
@@ -204,23 +219,14 @@ export async function steadyLoad(port: number, clients: number, signalAfterOk: n
       signal();
     }
   };
-  const soap = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
   const loop = async (i: number) => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       for (let n = 0; ; n += 1) {
         const sentAfterSignal = signalled;
         try {
-          const r =
-            (i + n) % 2 === 0
-              ? await request(port, TOKEN_PATH, { agent })
-              : await request(port, '/PushNotificationMobile.asmx', {
-                  agent,
-                  method: 'POST',
-                  headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
-                  body: soap,
-                });
-          if (r.status !== 200 || !r.body.includes('fcm:APA91bH-token-1001')) result.failures.push(`status ${r.status}: ${r.body.slice(0, 200)}`);
+          const r = await tokenRequest(port, (i + n) % 2 === 1, agent);
+          if (!isToken(r)) result.failures.push(`status ${r.status}: ${r.body.slice(0, 200)}`);
           else answered();
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
