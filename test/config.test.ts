@@ -30,6 +30,7 @@ test('defaults', () => {
     adminPort: 9464,
     adminHost: '127.0.0.1',
     shutdownTimeoutMs: 10000,
+    drainDelayMs: 0,
     workers: 1,
     protocols: new Set(['HttpSoap', 'HttpSoap12', 'HttpGet', 'HttpPost', 'Documentation']),
     sms: {
@@ -112,11 +113,12 @@ test('limits are read from the environment', () => {
 
 test('operations settings', () => {
   expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
-  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500' })).toMatchObject({
+  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500', DRAIN_DELAY_MS: '5000' })).toMatchObject({
     workers: 3,
     logLevel: 'debug',
     adminPort: 0,
     shutdownTimeoutMs: 2500,
+    drainDelayMs: 5000,
   });
   // web.config names are matched without regard to case
   expect([...loadConfig({ PROTOCOLS: 'httpsoap, HttpPost' }).protocols]).toEqual(['HttpSoap', 'HttpPost']);
@@ -146,6 +148,7 @@ test.each([
   [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
   [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
   [{ SHUTDOWN_TIMEOUT_MS: '0' }, /^SHUTDOWN_TIMEOUT_MS /],
+  [{ DRAIN_DELAY_MS: '-1' }, /^DRAIN_DELAY_MS /],
   [{ WORKERS: '0' }, /^WORKERS /],
   [{ WORKERS: 'many' }, /^WORKERS /],
   [{ PROTOCOLS: 'HttpSoap,Soap13' }, /^PROTOCOLS .*"Soap13"/],

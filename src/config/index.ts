@@ -37,6 +37,8 @@ export interface Config {
   adminHost: string;
   /** How long in-flight requests may take to finish after SIGTERM before the process gives up. */
   shutdownTimeoutMs: number;
+  /** After a stop signal, how long the port keeps serving while readiness says not ready (Kubernetes' drain). */
+  drainDelayMs: number;
   /** Processes serving the one port (node cluster); 1 runs without a cluster primary. */
   workers: number;
   /** The `<webServices><protocols>` of a legacy web.config: what this host answers. */
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     adminPort: port('ADMIN_PORT', get('ADMIN_PORT', '9464')),
     adminHost: host('ADMIN_HOST', get('ADMIN_HOST', '127.0.0.1')),
     shutdownTimeoutMs: wholeNumber('SHUTDOWN_TIMEOUT_MS', get('SHUTDOWN_TIMEOUT_MS', '10000'), 1, 3_600_000),
+    drainDelayMs: wholeNumber('DRAIN_DELAY_MS', get('DRAIN_DELAY_MS', '0'), 0, 3_600_000),
     workers: workers(get('WORKERS', '1'), cpus),
     protocols: protocols(get('PROTOCOLS', DEFAULT_PROTOCOLS)),
     limits: loadLimits(get),

@@ -12,6 +12,7 @@ import { log } from '../basics/log';
 import { openStoreOrExit } from './server';
 import { Restarts, RESTART_POLICY } from './restarts';
 import { isStopping, markStopping } from './shutdown';
+import { closeListener, HOLD_MAX_MS } from '../transport/listener-close';
 import { onStopSignals } from './signals';
 import { startLine } from './start-line';
 
@@ -49,8 +50,10 @@ export async function runPrimary(config: Config): Promise<void> {
   let turn = 0;
   let announced = false;
   let exitCode = 0;
+  /** While the listener closes, connections are held (closeListener has them), handed over after. */
+  let holding = false;
 
-  const listener = net.createServer({ pauseOnConnect: true }, (socket) => dispatch(socket));
+  const listener = net.createServer({ pauseOnConnect: true }, (socket) => holding || dispatch(socket));
   const port = await listenOrExit(listener, config.port, config.host, 'HOST, PORT');
 
   function dispatch(socket: net.Socket): void {
@@ -136,17 +139,29 @@ export async function runPrimary(config: Config): Promise<void> {
     markStopping();
     for (const timer of pending) clearTimeout(timer);
     pending.clear();
-    const killAfterMs = config.shutdownTimeoutMs + config.sms.http.timeoutMs + EXIT_MARGIN_MS;
-    log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, killAfterMs });
-    listener.close();
-    for (const socket of waiting.splice(0)) socket.destroy();
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
+    const killAfterMs = config.drainDelayMs + HOLD_MAX_MS + config.shutdownTimeoutMs + config.sms.http.timeoutMs + EXIT_MARGIN_MS;
+    log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, drainDelayMs: config.drainDelayMs, killAfterMs });
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
       exitCode = 1;
       finish();
     }, killAfterMs).unref();
+    void closeThenStopWorkers();
+  }
+
+  /**
+   * Not ready at once (isStopping), the workers go on serving what the listener hands them for the
+   * drain delay; then the listener closes without resetting a connection, the connections held
+   * meanwhile go to the workers, and only then are the workers told to stop (after those, in order).
+   */
+  async function closeThenStopWorkers(): Promise<void> {
+    if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
+    holding = true;
+    for (const socket of await closeListener(listener)) dispatch(socket);
+    // Still waiting for a worker that will not come now.
+    for (const socket of waiting.splice(0)) socket.destroy();
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
     if (Object.keys(cluster.workers ?? {}).length === 0) finish();
   }
 

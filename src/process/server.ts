@@ -101,13 +101,13 @@ async function shutdown(
   admin: http.Server | null,
   shadow: Shadow | null,
 ): Promise<void> {
-  log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs });
+  log.info('stopping', { reason, timeoutMs: config.shutdownTimeoutMs, drainDelayMs: config.drainDelayMs });
   // The dispatcher stops claiming at once, beside the drain: the sends in flight finish and are
   // recorded, claimed rows not yet sent are released for another instance; new ones wait for it.
   const smsStopped = sms.dispatcher.stop();
   let code = 0;
   try {
-    await connections.drain(config.shutdownTimeoutMs);
+    await connections.drain(config.shutdownTimeoutMs, config.drainDelayMs);
   } catch (e) {
     log.error('stopped before every request finished', { error: e });
     code = 1;

@@ -1,9 +1,12 @@
 import type http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
+import { closeListener } from '../transport/listener-close';
 
 /**
- * Graceful stop of an HTTP server without failing a request: the listener stops accepting, requests
- * in flight finish, each answer from then on carries `Connection: close`, and a keep-alive connection
+ * Graceful stop of an HTTP server without failing a request, in Kubernetes' order: not ready first,
+ * while the listener still serves for DRAIN_DELAY_MS (a balancer that reads /readyz stops sending
+ * meanwhile); then the listener closes without resetting a connection (transport/listener-close.ts),
+ * requests in flight finish, each answer from then on carries `Connection: close`, and a keep-alive connection
  * is closed only once it has been idle for IDLE_GRACE_MS, so that a client who sends on it at that very
  * moment is not cut off (the race Node's own server.close() has when it closes idle connections at once).
  */
@@ -26,20 +29,24 @@ interface ConnectionState {
   idleSince: number;
   /** The answer being written, while busy. */
   res: http.ServerResponse | null;
+  /** Taken paused while the listener closes: not idle, not yet read. */
+  held: boolean;
 }
 
 export interface Drainable {
   /**
-   * Stops accepting (when listening) and resolves once every connection has ended, or rejects after
-   * timeoutMs. A server fed connections by a cluster primary has no listener of its own.
+   * Stops accepting (when listening, after delayMs) and resolves once every connection has ended, or
+   * rejects timeoutMs after the listener closed. A server fed connections by a cluster primary has no
+   * listener of its own (the primary waits out the delay).
    */
-  drain(timeoutMs: number): Promise<void>;
+  drain(timeoutMs: number, delayMs?: number): Promise<void>;
 }
 
 export function drainable(server: http.Server): Drainable {
   const connections = new Map<net.Socket, ConnectionState>();
+  let closing = false;
   server.on('connection', (socket: net.Socket) => {
-    connections.set(socket, { busy: 0, idleSince: Date.now(), res: null });
+    connections.set(socket, { busy: 0, idleSince: Date.now(), res: null, held: closing });
     socket.once('close', () => connections.delete(socket));
   });
   // Before the app's listener, which may answer synchronously.
@@ -57,29 +64,41 @@ export function drainable(server: http.Server): Drainable {
   });
 
   return {
-    drain: (timeoutMs) =>
-      new Promise<void>((resolve, reject) => {
-        markStopping();
-        // Answers in flight close their connection once written.
-        for (const { res } of connections.values()) if (res !== null && !res.headersSent) res.setHeader('Connection', 'close');
-        // net.Server's close, not http.Server's: the latter closes idle keep-alive connections at once.
-        if (server.listening) net.Server.prototype.close.call(server);
-        const timer = setTimeout(() => {
-          clearInterval(poll);
-          for (const socket of connections.keys()) socket.destroy();
-          reject(new Error(`requests still in flight after ${timeoutMs} ms`));
-        }, timeoutMs);
-        const poll = setInterval(() => {
-          const now = Date.now();
-          for (const [socket, state] of connections) {
-            if (state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
-          }
-          if (connections.size === 0 && !server.listening) {
-            clearInterval(poll);
+    drain: async (timeoutMs, delayMs = 0) => {
+      markStopping();
+      // Answers in flight close their connection once written.
+      for (const { res } of connections.values()) if (res !== null && !res.headersSent) res.setHeader('Connection', 'close');
+      const poll = setInterval(() => {
+        const now = Date.now();
+        for (const [socket, state] of connections) {
+          if (state.busy === 0 && !state.held && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
+        }
+      }, POLL_MS);
+      try {
+        if (server.listening && delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+        closing = true;
+        for (const socket of await closeListener(server)) {
+          // Idle from now, not from its accept: it was held, unread, while the listener closed.
+          const state = connections.get(socket);
+          if (state !== undefined) Object.assign(state, { held: false, idleSince: Date.now() });
+          socket.resume();
+        }
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => {
+            clearInterval(done);
+            for (const socket of connections.keys()) socket.destroy();
+            reject(new Error(`requests still in flight after ${timeoutMs} ms`));
+          }, timeoutMs);
+          const done = setInterval(() => {
+            if (connections.size > 0) return;
+            clearInterval(done);
             clearTimeout(timer);
             resolve();
-          }
-        }, POLL_MS);
-      }),
+          }, POLL_MS);
+        });
+      } finally {
+        clearInterval(poll);
+      }
+    },
   };
 }

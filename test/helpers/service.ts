@@ -202,13 +202,14 @@ export interface LoadResult {
 }
 
 /**
- * Steady load on loopback from `clients` keep-alive connections, each sending its next request as
- * soon as the last is answered, until the server refuses new connections (it has stopped listening).
+ * Steady load on loopback from `clients` keep-alive connections (or, `fresh`, a new connection for
+ * each request), each sending its next request as soon as the last is answered, until the server
+ * refuses new connections (it has stopped listening).
  * `signal` is called once `signalAfterOk` requests have been answered (a count, not a time: a loaded
  * machine only makes the run longer). A refused connection is the end of the run, not a failure;
  * anything else that is not a full 200 answer is one.
  */
-export async function steadyLoad(port: number, clients: number, signalAfterOk: number, signal: () => void): Promise<LoadResult> {
+export async function steadyLoad(port: number, clients: number, signalAfterOk: number, signal: () => void, fresh = false): Promise<LoadResult> {
   const result: LoadResult = { ok: 0, okAfterSignal: 0, refused: 0, failures: [] };
   let signalled = false;
   const answered = () => {
@@ -225,7 +226,7 @@ export async function steadyLoad(port: number, clients: number, signalAfterOk: n
       for (let n = 0; ; n += 1) {
         const sentAfterSignal = signalled;
         try {
-          const r = await tokenRequest(port, (i + n) % 2 === 1, agent);
+          const r = await tokenRequest(port, (i + n) % 2 === 1, fresh ? false : agent);
           if (!isToken(r)) result.failures.push(`status ${r.status}: ${r.body.slice(0, 200)}`);
           else answered();
         } catch (e) {

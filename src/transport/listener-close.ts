@@ -1,0 +1,50 @@
+import net from 'node:net';
+
+/**
+ * Closing a listening socket makes the kernel reset every connection it had completed but the process
+ * had not yet taken (the accept queue): clients whose connect succeeded, and who may have sent their
+ * request, read ECONNRESET. A busy event loop leaves tens of them queued under a steady load. So a
+ * listener closes in two steps. First, connections are still taken but held: paused, nothing read,
+ * no work done for them, so the event loop only accepts and the queue stays empty. Once none has
+ * arrived for QUIET_MS (clients waiting on a held connection send nothing new), or after HOLD_MAX_MS
+ * (clients that keep opening connections regardless), the listener closes with an empty queue, and
+ * the held connections are given back to be served like any other.
+ *
+ * A connect made after the close is refused, which balancers and clients retry on another instance.
+ */
+const QUIET_MS = 50;
+export const HOLD_MAX_MS = 1000;
+
+/** net.Server reads this own property at each accept (`pauseOnConnect` of its options). */
+type Pausable = net.Server & { pauseOnConnect: boolean };
+
+/**
+ * Closes `server`'s listener (net.Server's close: an http.Server's own would also close idle keep-alive
+ * connections at once) and resolves with the connections held meanwhile, paused: the caller serves
+ * them (resume(), or hands them on). The server's own 'connection' listeners have seen them.
+ */
+export async function closeListener(server: net.Server): Promise<net.Socket[]> {
+  if (!server.listening) return [];
+  const held: net.Socket[] = [];
+  const pausable = server as Pausable;
+  const paused = pausable.pauseOnConnect;
+  pausable.pauseOnConnect = true;
+  await new Promise<void>((resolve) => {
+    const quiet = setTimeout(done, QUIET_MS);
+    const most = setTimeout(done, HOLD_MAX_MS);
+    function onConnection(socket: net.Socket): void {
+      held.push(socket);
+      quiet.refresh();
+    }
+    function done(): void {
+      clearTimeout(quiet);
+      clearTimeout(most);
+      server.off('connection', onConnection);
+      net.Server.prototype.close.call(server);
+      resolve();
+    }
+    server.on('connection', onConnection);
+  });
+  pausable.pauseOnConnect = paused;
+  return held;
+}
