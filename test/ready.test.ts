@@ -3,7 +3,8 @@ import Database from 'better-sqlite3';
 import fs from 'fs';
 import path from 'path';
 import { consoleNotReady, fillUp, readyzUntil, tmpfsOver } from './helpers/readiness';
-import { BUILD_DIR, request, servicesPerTest, storeDir } from './helpers/service';
+import { removeCopies, runnableAs } from './helpers/other-user';
+import { request, servicesPerTest, storeDir } from './helpers/service';
 import { Client } from 'pg';
 import { TEST_STORE, testDatabase, type TestDatabase } from './helpers/postgres';
 import { PROBE_INTERVAL_MS, WriteHealth } from '../src/store/health';
@@ -20,6 +21,7 @@ const NO_GATEWAY = 'SMS: codes are queued, not sent: no gateway is configured (S
 
 const service = servicesPerTest();
 const NOBODY = 65534;
+afterAll(removeCopies);
 const asRoot = process.getuid?.() === 0 && process.platform === 'linux' && TEST_STORE === 'sqlite' ? describe : describe.skip;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -77,10 +79,10 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
       for (const p of [dir, path.dirname(dbPath), dbPath]) fs.chownSync(p, NOBODY, NOBODY);
       rootCompanions(dir, dbPath);
       const script = `
-        const { openSqliteStore } = require(${JSON.stringify(path.join(BUILD_DIR, 'src', 'store', 'sqlite.js'))});
+        const { openSqliteStore } = require(${JSON.stringify(path.join(runnableAs(NOBODY).build, 'src', 'store', 'sqlite.js'))});
         const store = openSqliteStore(process.argv[1], { migrate: false });
         store.deviceToken('dev-1001').then(() => store.ping()).then(() => console.log('ready'), (e) => console.log(e.message));`;
-      const run = spawnSync(process.execPath, ['-e', script, dbPath], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent' } });
+      const run = spawnSync(runnableAs(NOBODY).node, ['-e', script, dbPath], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent' } });
       expect(run.stderr).toBe('');
       expect(run.stdout).toBe('cannot write: attempt to write a readonly database\n');
     } finally {

@@ -6,11 +6,10 @@ import os from 'os';
 import path from 'path';
 import { fileSource, importFiles } from '../../src/store/import';
 import { openSqliteStore } from '../../src/store/sqlite';
+import { runnableAs } from './other-user';
+import { MAIN } from './paths';
 
-export const PROJECT_ROOT = path.join(__dirname, '..', '..');
-/** Inside the project, so that the build resolves node_modules as dist/ does. */
-export const BUILD_DIR = path.join(PROJECT_ROOT, '.test-build-shared');
-export const MAIN = path.join(BUILD_DIR, 'src', 'main.js');
+export { BUILD_DIR, MAIN, PROJECT_ROOT } from './paths';
 
 export type LogLine = Record<string, unknown> & { msg: string; level: string; pid: number };
 
@@ -92,7 +91,9 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   }
   if (options.uid !== undefined) for (const p of [dir, path.dirname(dbPath), dbPath]) if (fs.existsSync(p)) fs.chownSync(p, options.uid, options.uid);
   options.prepare?.(dir, dbPath);
-  const [command, ...args] = options.command ?? [process.execPath, MAIN];
+  // Another user runs what it can read: the checkout, or a copy of it (other-user.ts).
+  const asOther = options.uid === undefined ? null : runnableAs(options.uid);
+  const [command, ...args] = options.command ?? (asOther === null ? [process.execPath, MAIN] : [asOther.node, path.join(asOther.build, 'src', 'main.js')]);
   const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
   const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], ...user });
   const lines: LogLine[] = [];
