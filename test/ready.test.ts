@@ -82,7 +82,7 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
         const { openSqliteStore } = require(${JSON.stringify(path.join(runnableAs(NOBODY).build, 'src', 'store', 'sqlite.js'))});
         const store = openSqliteStore(process.argv[1], { migrate: false });
         store.deviceToken('dev-1001').then(() => store.ping()).then(() => console.log('ready'), (e) => console.log(e.message));`;
-      const run = spawnSync(runnableAs(NOBODY).node, ['-e', script, dbPath], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent' } });
+      const run = spawnSync(runnableAs(NOBODY).node, ['-e', script, dbPath], { cwd: dir, uid: NOBODY, gid: NOBODY, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent' } });
       expect(run.stderr).toBe('');
       expect(run.stdout).toBe('cannot write: attempt to write a readonly database\n');
     } finally {
