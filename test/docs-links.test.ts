@@ -44,6 +44,28 @@ describe('documentation links', () => {
     });
   });
 
+  test('docs/README.md lists every page of docs/ once, one row each, and the README links to it', () => {
+    const pages = markdownFiles(root)
+      .filter((f) => f.startsWith('docs/') && f !== 'docs/README.md')
+      .map((f) => f.slice('docs/'.length))
+      .sort();
+    const index = fs.readFileSync(path.join(root, 'docs', 'README.md'), 'utf8');
+    const rows = index.split('\n').filter((l) => /^\| \[/.test(l));
+    const listed = rows.map((l) => /^\| \[[^\]]+\]\(([^)#]+)\) \| \S.*\|$/.exec(l)?.[1] ?? `malformed row: ${l}`);
+    expect([...listed].sort()).toEqual(pages);
+    expect(fs.readFileSync(path.join(root, 'README.md'), 'utf8')).toContain('](docs/README.md)');
+  });
+
+  test('docs/tests.md names every suite, and every suite CI names exists', () => {
+    const suites = fs.readdirSync(path.join(root, 'test')).filter((f) => f.endsWith('.test.ts'));
+    const tests = fs.readFileSync(path.join(root, 'docs', 'tests.md'), 'utf8');
+    expect(suites.filter((f) => !tests.includes(`\`test/${f}\``))).toEqual([]);
+    const ci = fs.readFileSync(path.join(root, '.ci', 'run'), 'utf8');
+    const named = [...ci.matchAll(/test\/[\w.-]+\.test\.ts/g)].map((m) => m[0]);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((f) => !fs.existsSync(path.join(root, f)))).toEqual([]);
+  });
+
   test('each docs page opens with its title and a summary', () => {
     const pages = markdownFiles(root).filter((f) => f.startsWith('docs/'));
     const without = pages.filter((f) => !/^# .+\n\n\*\*Summary\.\*\* \S/.test(fs.readFileSync(path.join(root, f), 'utf8')));
