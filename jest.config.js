@@ -85,6 +85,14 @@ module.exports = async () => {
   if (chromium === undefined && process.env.REQUIRE_BROWSER !== '1') {
     process.stderr.write('chromium is not installed: the console browser test is SKIPPED (apt-get install chromium; REQUIRE_BROWSER=1 makes this a failure)\n');
   }
+  // The alert rules and the dashboard's queries are run on Debian's Prometheus (prometheus and promtool).
+  const prometheus = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => fs.existsSync(p));
+  const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));
+  process.env.TEST_PROMETHEUS = prometheus !== undefined && promtool !== undefined ? prometheus : '';
+  process.env.TEST_PROMTOOL = prometheus !== undefined && promtool !== undefined ? promtool : '';
+  if (process.env.TEST_PROMETHEUS === '' && process.env.REQUIRE_PROMETHEUS !== '1') {
+    process.stderr.write('prometheus or promtool is not installed: the alert rules and dashboard test on a real Prometheus is SKIPPED (apt-get install prometheus; REQUIRE_PROMETHEUS=1 makes this a failure)\n');
+  }
   return {
     projects,
     testTimeout: 20000,

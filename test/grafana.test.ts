@@ -70,6 +70,8 @@ test('the PromQL reader refuses what is not PromQL', () => {
   expect(() => metricsOf('sum(rate(asmx_requests_total[5 minutes]))')).toThrow(/bad range/);
   expect(() => metricsOf('sum(rate(asmx_requests_total{status=5}[5m]))')).toThrow(/quoted value/);
   expect(() => metricsOf('sum(rate(asmx_requests_total[5m])')).toThrow(/^expected /);
+  expect(metricsOf('x unless y offset $__range')).toEqual(['x', 'y']);
+  expect(() => metricsOf('x unless y offset 15 minutes')).toThrow(/^left over /);
 });
 
 describe('against a running service', () => {

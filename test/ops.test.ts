@@ -160,17 +160,21 @@ describe('admin listener', () => {
     expect(m).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 
-  test('/healthz answers; /readyz follows the store', async () => {
+  test('/healthz answers; /readyz and /metrics\' asmx_ready follow the store', async () => {
     const s = await service();
+    const readyGauge = async () => /^asmx_ready (\S+)$/m.exec(await metricsOf(s))?.[1];
     expect(await request(s.adminPort, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
     expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
+    expect(await readyGauge()).toBe('1');
     // The database file moved away: the service would not find it again.
     fs.renameSync(s.dbPath, `${s.dbPath}.moved`);
     const down = await request(s.adminPort, '/readyz');
     expect(down.status).toBe(503);
     expect(down.body).toMatch(/^not ready: store: .*no longer the file opened at start/);
+    expect(await readyGauge()).toBe('0');
     fs.renameSync(`${s.dbPath}.moved`, s.dbPath);
     expect(await request(s.adminPort, '/readyz')).toMatchObject({ status: 200, body: `ready\n${NO_GATEWAY}\n` });
+    expect(await readyGauge()).toBe('1');
     expect((await request(s.adminPort, '/nothing')).status).toBe(404);
   });
 

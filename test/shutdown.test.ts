@@ -87,6 +87,8 @@ describe('WORKERS=2', () => {
       new RegExp(`^asmx_requests_total\\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget",status="200"\\} ${n}$`, 'm'),
     );
     expect((await request(s.adminPort, '/readyz')).status).toBe(200);
+    // Readiness is the primary's one answer for both workers, not summed.
+    expect(metrics.match(/^asmx_ready .*$/gm)).toEqual(['asmx_ready 1']);
   });
 
   test('a worker that dies is replaced and logged; the requests that follow do not fail', async () => {

@@ -108,6 +108,10 @@ test('retention: delivered, failed and expired rows past SMS_RETENTION_DAYS go i
   const retention = new Retention(s.store.outbox, s.config.sms, 4);
   // Erased: the recent failure's code, and the old failures' codes just before their rows go.
   expect(await retention.runOnce()).toEqual({ expired: 1, erased: 4, purged: 10, windows: 0 });
+  // The outbox's gauges, as it left them: one code pending, queued a minute ago (the backlog alert's age).
+  expect(await metric(smsMetrics.outbox, { status: 'pending' })).toBe(1);
+  const age = await metric(smsMetrics.oldestPending);
+  expect([age >= 60, age < 600]).toEqual([true, true]);
   // Four at a time: 4, 4, 2.
   expect(purge.mock.calls.map(([, limit]) => limit)).toEqual([4, 4, 4]);
   expect((await rows(s)).map((r) => [r.status, r.hasCode]).sort()).toEqual([

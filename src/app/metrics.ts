@@ -77,6 +77,25 @@ export interface Scrape {
   body: string;
 }
 
+/**
+ * Readiness as a gauge, asmx_ready: set at each scrape from the readiness check (a probe at most once
+ * a second, store/health.ts), so that an alert sees what /readyz would answer. In a registry of its
+ * own, made per scrape (two scrapes at once share nothing): with workers, /metrics is their
+ * registries summed by the primary, while readiness is the primary's one answer for the whole
+ * service (every worker asked); summed, two ready workers would read 2.
+ */
+export async function withReadiness(metrics: Scrape, isReady: boolean): Promise<Scrape> {
+  const registry = new client.Registry();
+  const ready = new client.Gauge({
+    name: 'asmx_ready',
+    help: '1 when /readyz answers ready (the store takes writes, the schema is current, not stopping); 0 otherwise',
+    registers: [registry],
+  });
+  ready.set(isReady ? 1 : 0);
+  const body = metrics.body === '' || metrics.body.endsWith('\n') ? metrics.body : `${metrics.body}\n`;
+  return { contentType: metrics.contentType, body: body + (await registry.metrics()) };
+}
+
 /** This process's metrics, in Prometheus's text format. */
 export async function scrape(): Promise<Scrape> {
   return { contentType: registry.contentType, body: await registry.metrics() };

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { Scrape } from '../app/metrics';
+import { type Scrape, withReadiness } from '../app/metrics';
 import type { Console } from '../console';
 
 export interface Readiness {
@@ -43,8 +43,10 @@ export function createAdminServer(sources: AdminSources): http.Server {
           return r.ready ? send(200, text, `ready\n${note}`) : send(503, text, `not ready: ${r.reason ?? 'unknown'}\n`);
         }
         case '/metrics': {
-          const m = await sources.metrics();
-          return send(200, m.contentType, m.body);
+          // Readiness too (asmx_ready): Prometheus scrapes /metrics, not /readyz.
+          const [m, r] = await Promise.all([sources.metrics(), sources.readiness()]);
+          const scraped = await withReadiness(m, r.ready);
+          return send(200, scraped.contentType, scraped.body);
         }
         default: {
           const page = sources.console?.answer(path);

@@ -1,7 +1,7 @@
 import type { SmsConfig } from '../config';
 import { log } from '../basics/log';
 import type { SmsOutbox } from '../store/store';
-import { smsMetrics } from './metrics';
+import { setOldestPending, smsMetrics } from './metrics';
 
 type RetentionOptions = Pick<SmsConfig, 'retentionDays' | 'failedHoldMinutes' | 'codeTtlSeconds'>;
 
@@ -64,6 +64,7 @@ export class Retention {
     if (expired > 0) log.warn('SMS codes expired before they could be sent; not sent', { expired, ttlSeconds: this.options.codeTtlSeconds });
     if (erased + purged + windows > 0) log.info('SMS outbox tidied', { purged, codesErased: erased, limitWindows: windows });
     for (const [status, n] of Object.entries(await this.outbox.counts())) smsMetrics.outbox.set({ status }, n);
+    setOldestPending(await this.outbox.oldestPending());
     return { expired, erased, purged, windows };
   }
 

@@ -1,17 +1,18 @@
 /**
- * A parser for the part of PromQL the Grafana dashboard uses (selectors with matchers, ranges,
- * functions, aggregations with by/without, binary operators and `or`, numbers, parentheses): enough
- * to refuse a typo and to list the metric names an expression reads. It throws on what it does not know.
+ * A parser for the part of PromQL the Grafana dashboard and the alert rules use (selectors with
+ * matchers, ranges, `offset`, functions, aggregations with by/without, binary operators and `or`,
+ * numbers, parentheses): enough to refuse a typo and to list the metric names an expression reads.
+ * It throws on what it does not know.
  */
-const FUNCTIONS = new Set(['rate', 'irate', 'increase', 'delta', 'histogram_quantile', 'vector', 'scalar', 'abs', 'clamp_min', 'clamp_max', 'time', 'label_replace', 'max_over_time', 'min_over_time', 'avg_over_time', 'sum_over_time']);
+const FUNCTIONS = new Set(['rate', 'irate', 'increase', 'delta', 'histogram_quantile', 'vector', 'scalar', 'abs', 'round', 'clamp_min', 'clamp_max', 'time', 'label_replace', 'max_over_time', 'min_over_time', 'avg_over_time', 'sum_over_time']);
 const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'count', 'topk', 'bottomk', 'quantile', 'stddev', 'group']);
 const BINARY = new Set(['+', '-', '*', '/', '%', '^', '==', '!=', '>', '<', '>=', '<=', 'or', 'and', 'unless']);
 
-type Token = { kind: 'ident' | 'number' | 'string' | 'duration' | 'punct' | 'op'; text: string };
+type Token = { kind: 'ident' | 'number' | 'string' | 'duration' | 'span' | 'punct' | 'op'; text: string };
 
 function tokenize(expr: string): Token[] {
   const out: Token[] = [];
-  const re = /\s*(?:(\[[^\]]+\])|("(?:[^"\\]|\\.)*")|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d+(?:\.\d+)?)|(=~|!~|==|!=|>=|<=|[-+*/%^<>=])|([(){},]))/y;
+  const re = /\s*(?:(\[[^\]]+\])|("(?:[^"\\]|\\.)*")|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d+[smhdw](?![a-zA-Z0-9_])|\$__(?:rate_interval|interval|range)\b)|(\d+(?:\.\d+)?)|(=~|!~|==|!=|>=|<=|[-+*/%^<>=])|([(){},]))/y;
   let at = 0;
   while (at < expr.length) {
     if (/^\s*$/.test(expr.slice(at))) break;
@@ -24,9 +25,10 @@ function tokenize(expr: string): Token[] {
       out.push({ kind: 'duration', text: m[1] });
     } else if (m[2] !== undefined) out.push({ kind: 'string', text: m[2] });
     else if (m[3] !== undefined) out.push({ kind: BINARY.has(m[3]) ? 'op' : 'ident', text: m[3] });
-    else if (m[4] !== undefined) out.push({ kind: 'number', text: m[4] });
-    else if (m[5] !== undefined) out.push({ kind: m[5] === '=' || m[5] === '=~' || m[5] === '!~' ? 'punct' : 'op', text: m[5] });
-    else out.push({ kind: 'punct', text: m[6] });
+    else if (m[4] !== undefined) out.push({ kind: 'span', text: m[4] });
+    else if (m[5] !== undefined) out.push({ kind: 'number', text: m[5] });
+    else if (m[6] !== undefined) out.push({ kind: m[6] === '=' || m[6] === '=~' || m[6] === '!~' ? 'punct' : 'op', text: m[6] });
+    else out.push({ kind: 'punct', text: m[7] });
   }
   return out;
 }
@@ -85,6 +87,7 @@ export function metricsOf(expr: string): string[] {
       if (peek()?.text === '{') matchers();
     } else throw new Error(`unexpected ${t.text} in ${expr}`);
     if (peek()?.kind === 'duration') take();
+    if (peek()?.text === 'offset' && tokens[i + 1]?.kind === 'span') i += 2;
   };
   const expression = (): void => {
     term();
