@@ -181,10 +181,10 @@ export function request(port: number, pathAndQuery: string, init: { method?: str
 export const TOKEN_PATH = '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001';
 const TOKEN_SOAP = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
 
-/** GetTokenDevice for dev-1001 over HTTP GET or SOAP 1.1, on `agent` (false: a new connection). */
-export function tokenRequest(port: number, soap: boolean, agent: http.Agent | false = false): Promise<Reply> {
-  if (!soap) return request(port, TOKEN_PATH, { agent });
-  return request(port, '/PushNotificationMobile.asmx', {
+/** GetTokenDevice for dev-1001 over HTTP GET or SOAP 1.1, on `agent` (false: a new connection), under a virtual directory `prefix`. */
+export function tokenRequest(port: number, soap: boolean, agent: http.Agent | false = false, prefix = ''): Promise<Reply> {
+  if (!soap) return request(port, prefix + TOKEN_PATH, { agent });
+  return request(port, `${prefix}/PushNotificationMobile.asmx`, {
     agent,
     method: 'POST',
     headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
