@@ -1,3 +1,8 @@
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import { main as importMain } from '../scripts/import';
+import { main as outboxMain } from '../scripts/outbox';
 import { loadConfig, SETTINGS, settingWarnings } from '../src/config';
 import { editDistance } from '../src/config/near-miss';
 import { startLine } from '../src/process/start-line';
@@ -131,5 +136,25 @@ describe('the service as built', () => {
     expect((await s.exited).code).toBe(1);
     await new Promise<void>((resolve) => (s.proc.stderr!.closed ? resolve() : s.proc.stderr!.once('close', () => resolve())));
     expect(s.raw).toEqual([expected[1], 'error: PORT must be a whole number from 0 to 65535, got "eighty"']);
+  });
+});
+
+describe('the operator commands', () => {
+  test('import and outbox say the same warnings before their work (a misspelt DATABASE_URL would use SQLite)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-warnings-'));
+    try {
+      const env = { SQLITE_PATH: path.join(dir, 'data', 'x.db'), DATABSE_URL: 'postgres://school:s3cret@db/students' };
+      const line = 'warning: DATABSE_URL is not a setting and is ignored; did you mean DATABASE_URL?';
+      for (const run of [
+        (err: string[]) => importMain(['--demo'], { out: () => undefined, err: (l) => err.push(l), env, cwd: dir }),
+        (err: string[]) => outboxMain(['--list'], { out: () => undefined, err: (l) => err.push(l), env }),
+      ]) {
+        const err: string[] = [];
+        expect(await run(err)).toBe(0);
+        expect(err).toEqual([line]);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
