@@ -29,8 +29,11 @@ function expectFailedStart({ code, raw }: { code: number | null; raw: string[] }
 describe.each([['one process', {}], ['WORKERS=2', { WORKERS: '2' }]])('%s', (_, mode: Record<string, string>) => {
   test('a second instance on the same PORT: the last line names PORT, nothing claims to listen', async () => {
     const first = await service({ env: mode });
-    const second = await service({ env: { ...mode, PORT: String(first.port) }, waitListening: false });
-    expectFailedStart(await ended(second), `error: port ${first.port} is in use on 127.0.0.1 (PORT): another process listens there; ${SECOND}`);
+    // A new store: its migration is logged before the port is tried, and that line must not come after the error.
+    const second = await service({ env: { ...mode, PORT: String(first.port) }, waitListening: false, fresh: true });
+    const out = await ended(second);
+    expectFailedStart(out, `error: port ${first.port} is in use on 127.0.0.1 (PORT): another process listens there; ${SECOND}`);
+    expect(out.raw.some((line) => line.includes('"schema migrated"'))).toBe(true);
   });
 
   test('a second instance on the same ADMIN_PORT: the last line names ADMIN_PORT, though its PORT opened', async () => {
