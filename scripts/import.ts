@@ -14,7 +14,7 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, loadConfig, settingWarnings } from '../src/config';
 import { projectRoot } from '../src/basics/paths';
 import { fileSource, ImportError, importFiles, type ImportSource, ImportStoppedError } from '../src/store/import';
 import { openStore, storeLocation, StoreOpenError } from '../src/store/open';
@@ -209,6 +209,8 @@ export async function main(argv: readonly string[], io: ImportIo = processIo()):
     return 0;
   }
 
+  // As the service says them: a misspelt DATABASE_URL would import into SQLite in silence.
+  for (const line of settingWarnings(io.env)) io.err(`warning: ${line}`);
   let config;
   try {
     config = loadConfig(io.env);

@@ -5,7 +5,7 @@
  *   npm run outbox -- --retry-failed                   every failed message that still has its code
  * Exit codes: 0 done, 1 storage or configuration problem or nothing to retry, 2 usage.
  */
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, loadConfig, settingWarnings } from '../src/config';
 import { openStore, StoreOpenError } from '../src/store/open';
 import type { OutboxRecord, Store } from '../src/store/store';
 import { runMain } from './run-main';
@@ -51,6 +51,8 @@ export async function main(argv: readonly string[], io: OutboxIo = processIo()):
     io.err(USAGE);
     return 2;
   }
+  // As the service says them: a misspelt DATABASE_URL would list SQLite's outbox in silence.
+  for (const line of settingWarnings(io.env)) io.err(`warning: ${line}`);
   let store: Store | undefined;
   try {
     const config = loadConfig(io.env);

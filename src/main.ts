@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import fs from 'node:fs';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, settingWarnings } from './config';
 import { runPrimary } from './process/cluster';
 import { enableClusterMetrics } from './app/metrics';
 import { log, setLogLevel } from './basics/log';
@@ -26,6 +26,9 @@ process.on('unhandledRejection', (e) => exitOnUncaught('unhandled rejection', e)
 async function main(): Promise<void> {
   // Node's own loader: the variables already set are kept, as dotenv does.
   if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  // Said once, by the process the operator started (a worker reads the same environment), and before
+  // any refusal of a value: a misspelt setting is often why another one is wrong.
+  if (!cluster.isWorker) for (const line of settingWarnings(process.env)) process.stderr.write(`warning: ${line}\n`);
   let config;
   try {
     config = loadConfig();

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'child_process';
 import fs from 'fs';
 import path from 'path';
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, loadConfig, SETTINGS } from '../src/config';
 
 test('defaults', () => {
   expect(loadConfig({})).toEqual({
@@ -56,7 +56,49 @@ test('defaults', () => {
       http: { url: '', method: 'POST', headers: {}, body: '{"to":"{phone}","message":"{message}"}', format: 'json', timeoutMs: 10000, idempotencyHeader: 'Idempotency-Key' },
     },
     shadow: null,
+    settingsRead: [],
   });
+});
+
+test('SETTINGS is every name loadConfig reads, and it reads every one of them', () => {
+  const read = new Set<string>();
+  const recording = (env: Record<string, string>) =>
+    new Proxy(env, {
+      get(target, name) {
+        if (typeof name === 'string') read.add(name);
+        return target[name as string];
+      },
+    });
+  // Between them these reach every branch: the defaults, the Twilio preset (which replaces the HTTP
+  // gateway's settings), shadowing on.
+  loadConfig(recording({}));
+  loadConfig(recording({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }));
+  loadConfig(recording({ SHADOW_URL: 'http://legacy/' }));
+  expect([...read].sort()).toEqual([...SETTINGS].sort());
+  expect(new Set(SETTINGS).size).toBe(SETTINGS.length);
+});
+
+test("the README's settings table names every setting, and only settings", () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+  const named = table
+    .split('\n')
+    .filter((row) => row.startsWith('| `'))
+    .flatMap((row) => [...row.split('|')[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  expect([...named].sort()).toEqual([...SETTINGS].sort());
+});
+
+test('ADMIN_PORT equal to PORT is refused where the two listeners would meet, taken where they cannot', () => {
+  const clash = /^ADMIN_PORT must differ from PORT \(both 8080, on 127\.0\.0\.1 and 0\.0\.0\.0\): the admin listener needs a port of its own \(ADMIN_PORT=0 turns it off\)$/;
+  expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080' })).toThrow(clash);
+  for (const [host, adminHost] of [['0.0.0.0', '0.0.0.0'], ['::', '127.0.0.1'], ['127.0.0.1', '0.0.0.0'], ['localhost', 'localhost'], ['::', '::1']]) {
+    expect(() => loadConfig({ PORT: '9000', ADMIN_PORT: '9000', HOST: host!, ADMIN_HOST: adminHost! })).toThrow(/^ADMIN_PORT must differ from PORT/);
+  }
+  // Two addresses of the machine, or IPv4's wildcard and an IPv6 address, may share a port; 0 is no admin listener, or any free port.
+  for (const [host, adminHost] of [['10.0.0.5', '127.0.0.1'], ['0.0.0.0', '::1']]) {
+    expect(loadConfig({ PORT: '9000', ADMIN_PORT: '9000', HOST: host!, ADMIN_HOST: adminHost! }).adminPort).toBe(9000);
+  }
+  expect(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).adminPort).toBe(0);
 });
 
 test('SMS settings are read and normalised; Twilio is the HTTP gateway with its preset', () => {
@@ -147,6 +189,7 @@ test.each([
   [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
   [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
   [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
+  [{ PORT: '9464' }, /^ADMIN_PORT must differ from PORT \(both 9464/],
   [{ SHUTDOWN_TIMEOUT_MS: '0' }, /^SHUTDOWN_TIMEOUT_MS /],
   [{ DRAIN_DELAY_MS: '-1' }, /^DRAIN_DELAY_MS /],
   [{ WORKERS: '0' }, /^WORKERS /],

@@ -184,6 +184,28 @@ export const createLogger = (to: pino.DestinationStream): pino.Logger => pino(op
 /** pino itself, for code that wants its API (`isLevelEnabled`, the request line). */
 export const logger: pino.Logger = createLogger(destination);
 
+/**
+ * Writes out every line still batched, after any write in progress: a line written to stderr
+ * directly once this has resolved comes after every log line before it. (pino writes what is left
+ * when the process exits, which would be after such a line: a failed start's last line would not
+ * be last.) Bounded: a stderr that takes no writes delays an exit by a second at most.
+ */
+export async function flushLog(): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 1000);
+    logger.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  // Lines logged while the flush was under way.
+  try {
+    (destination as { flushSync?: () => void }).flushSync?.();
+  } catch {
+    // Nothing more can be done for them here; pino tries again at exit.
+  }
+}
+
 /** One of pino's levels; the configuration offers them by name (LOG_LEVEL). */
 export function setLogLevel(level: pino.LevelWithSilent): void {
   logger.level = level;

@@ -1,13 +1,53 @@
+import { isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { type Limits, loadLimits } from './limits';
-import { absoluteUrl, ConfigError, type Env, flag, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
-import { loadShadow, type ShadowConfig } from './shadow';
-import { loadSms, type SmsConfig } from './sms';
+import { LIMIT_SETTINGS, type Limits, loadLimits } from './limits';
+import { nearMisses } from './near-miss';
+import { absoluteUrl, ConfigError, type Env, flag, type Getter, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
+import { loadShadow, SHADOW_SETTINGS, type ShadowConfig } from './shadow';
+import { loadSms, SMS_SETTINGS, type SmsConfig } from './sms';
 
 export { ConfigError } from './parse';
 export type { Limits } from './limits';
 export type { SmsConfig, SmsGatewayKind, SmsHttpConfig } from './sms';
 export { SHADOW_MODES, type ShadowConfig, type ShadowMode } from './shadow';
+
+/** The service's own settings, in the README's order; each other loader lists its own. */
+const SERVICE_SETTINGS = [
+  'PORT',
+  'HOST',
+  'XML_NAMESPACE',
+  'BASE_PATH',
+  'PUBLIC_URL',
+  'TRUST_PROXY',
+  'SQLITE_PATH',
+  'DATABASE_URL',
+  'DATABASE_POOL_SIZE',
+  'DATABASE_STATEMENT_TIMEOUT_MS',
+  'LOG_LEVEL',
+  'ADMIN_PORT',
+  'ADMIN_HOST',
+  'SHUTDOWN_TIMEOUT_MS',
+  'DRAIN_DELAY_MS',
+  'WORKERS',
+  'PROTOCOLS',
+] as const;
+
+/**
+ * Every setting, in the README's order. loadConfig can read no other name (its getter takes only
+ * these, so the type check fails on one read but not listed) and reads each of them
+ * (test/config.test.ts); a variable not in this list is not a setting (near-miss.ts).
+ */
+export const SETTINGS = [...SERVICE_SETTINGS, ...SMS_SETTINGS, ...SHADOW_SETTINGS, ...LIMIT_SETTINGS] as const;
+export type Setting = (typeof SETTINGS)[number];
+const isSetting = (name: string): name is Setting => (SETTINGS as readonly string[]).includes(name);
+
+/**
+ * The warning lines for the variables of `env` that look like settings but are not (`PROTOCOL`,
+ * `SMS_GATEWY`): one each, naming the setting probably meant. Names only: no value is shown.
+ */
+export function settingWarnings(env: Env): string[] {
+  return nearMisses(env, SETTINGS);
+}
 
 /**
  * Configuration from the environment, validated once at start. A bad value is a ConfigError whose
@@ -47,6 +87,8 @@ export interface Config {
   sms: SmsConfig;
   /** Shadow traffic against the legacy host (SHADOW_URL), or null when off. */
   shadow: ShadowConfig | null;
+  /** The settings the environment gave a value, in SETTINGS' order: names only (a value may be a secret). */
+  settingsRead: readonly Setting[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -130,18 +172,18 @@ function postgresUrl(value: string): string {
 }
 
 export function loadConfig(env: Env = process.env, cpus: number = availableParallelism()): Config {
-  const get = (name: string, fallback: string) => env[name] ?? fallback;
-  const publicUrl = env.PUBLIC_URL;
-  const databaseUrl = env.DATABASE_URL;
-  return {
+  const get: Getter<Setting> = (name, fallback) => env[name] ?? fallback;
+  const publicUrl = get('PUBLIC_URL', '');
+  const databaseUrl = get('DATABASE_URL', '');
+  const config: Config = {
     port: port('PORT', get('PORT', '8080')),
     host: host('HOST', get('HOST', '0.0.0.0')),
     xmlNamespace: namespaceUri(get('XML_NAMESPACE', 'http://tempuri.org/')),
     basePath: basePath(get('BASE_PATH', '')),
-    publicUrl: publicUrl === undefined || publicUrl === '' ? null : absoluteUrl('PUBLIC_URL', publicUrl).replace(/\/+$/, ''),
+    publicUrl: publicUrl === '' ? null : absoluteUrl('PUBLIC_URL', publicUrl).replace(/\/+$/, ''),
     trustProxy: flag('TRUST_PROXY', get('TRUST_PROXY', 'false')),
     sqlitePath: nonEmpty('SQLITE_PATH', get('SQLITE_PATH', './data/student-info.db')),
-    databaseUrl: databaseUrl === undefined || databaseUrl === '' ? null : postgresUrl(databaseUrl),
+    databaseUrl: databaseUrl === '' ? null : postgresUrl(databaseUrl),
     databasePoolSize: wholeNumber('DATABASE_POOL_SIZE', get('DATABASE_POOL_SIZE', '10'), 1, 1000),
     databaseStatementTimeoutMs: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', get('DATABASE_STATEMENT_TIMEOUT_MS', '5000'), 1, 3_600_000),
     logLevel: oneOf('LOG_LEVEL', get('LOG_LEVEL', 'info'), LOG_LEVELS),
@@ -154,5 +196,31 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     limits: loadLimits(get),
     sms: loadSms(get),
     shadow: loadShadow(get),
+    // Object.keys, not a read of every setting: only what the environment holds is looked at.
+    settingsRead: Object.keys(env)
+      .filter(isSetting)
+      .filter((name) => env[name] !== undefined)
+      .sort((a, b) => SETTINGS.indexOf(a) - SETTINGS.indexOf(b)),
   };
+  separatePorts(config);
+  return config;
+}
+
+/** An address every address of its family listens behind: 0.0.0.0, and :: (which takes IPv4 too, as Linux binds it). */
+function covers(wildcard: string, host: string): boolean {
+  if (wildcard === '0.0.0.0') return !isIPv6(host);
+  return isIPv6(wildcard) && /^[0:]+$/.test(wildcard);
+}
+
+/**
+ * The admin listener and the service on one port and address could never both listen: the second
+ * would fail after the first had started. Refused here, in one line, before anything starts.
+ * (Addresses that differ, such as 10.0.0.5 and 127.0.0.1, may share a port.)
+ */
+function separatePorts(c: Config): void {
+  if (c.adminPort === 0 || c.adminPort !== c.port) return;
+  if (c.host !== c.adminHost && !covers(c.host, c.adminHost) && !covers(c.adminHost, c.host)) return;
+  throw new ConfigError(
+    `ADMIN_PORT must differ from PORT (both ${c.port}, on ${c.adminHost} and ${c.host}): the admin listener needs a port of its own (ADMIN_PORT=0 turns it off)`,
+  );
 }

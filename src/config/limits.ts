@@ -20,8 +20,20 @@ export interface Limits {
   maxFormKeys: number;
 }
 
-export function loadLimits(get: Getter): Limits {
-  const limit = (name: string, fallback: number) => wholeNumber(name, get(name, String(fallback)), 1, 999_999_999);
+export const LIMIT_SETTINGS = [
+  'MAX_BODY_BYTES',
+  'MAX_QUERY_BYTES',
+  'MAX_URL_BYTES',
+  'MAX_HEADER_BYTES',
+  'REQUEST_TIMEOUT_MS',
+  'KEEPALIVE_TIMEOUT_MS',
+  'MAX_XML_DEPTH',
+  'MAX_XML_ELEMENTS',
+  'MAX_FORM_KEYS',
+] as const;
+
+export function loadLimits(get: Getter<(typeof LIMIT_SETTINGS)[number]>): Limits {
+  const limit = (name: (typeof LIMIT_SETTINGS)[number], fallback: number) => wholeNumber(name, get(name, String(fallback)), 1, 999_999_999);
   return {
     maxBodyBytes: limit('MAX_BODY_BYTES', 4 * 1024 * 1024),
     maxQueryBytes: limit('MAX_QUERY_BYTES', 2048),

@@ -10,8 +10,12 @@ export class ConfigError extends Error {
 
 export type Env = Record<string, string | undefined>;
 
-/** Reads a variable, with the default when it is unset. */
-export type Getter = (name: string, fallback: string) => string;
+/**
+ * Reads a variable, with the default when it is unset. `N` is the names a loader may read: each
+ * loader lists its settings (`LIMIT_SETTINGS`, ...), so a name read but not listed fails the type
+ * check, and the list is what tells a setting from a near miss (near-miss.ts).
+ */
+export type Getter<N extends string = string> = (name: N, fallback: string) => string;
 
 export function port(name: string, value: string): number {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {

@@ -36,8 +36,20 @@ export type ShadowMode = (typeof SHADOW_MODES)[number];
 /** Operations with effects (the contract marks them): never copied unless SHADOW_INCLUDE names them. */
 const effectful = ENDPOINTS.flatMap((e) => e.operations.filter((o) => o.effects === true).map((o) => o.name));
 
+export const SHADOW_SETTINGS = [
+  'SHADOW_URL',
+  'SHADOW_URL_SECONDARY',
+  'SHADOW_MODE',
+  'SHADOW_CONCURRENCY',
+  'SHADOW_QUEUE',
+  'SHADOW_SAMPLE',
+  'SHADOW_TIMEOUT_MS',
+  'SHADOW_LOG',
+  'SHADOW_INCLUDE',
+] as const;
+
 /** Off without SHADOW_URL; the other SHADOW_ settings are validated either way, so a typo is caught early. */
-export function loadShadow(get: Getter): ShadowConfig | null {
+export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): ShadowConfig | null {
   const url = get('SHADOW_URL', '');
   const sample = get('SHADOW_SAMPLE', '1');
   if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(sample.trim())) throw new ConfigError(`SHADOW_SAMPLE must be a number from 0 to 1, got "${sample}"`);

@@ -5,6 +5,41 @@ import { absoluteUrl, addressRanges, ConfigError, type Getter, nonEmpty, oneOf, 
 /** `none` (the default) queues codes and sends nothing; `log` writes them to the log, for development. */
 export type SmsGatewayKind = 'none' | 'log' | 'http' | 'twilio';
 
+/** The settings the SMS side reads (Redis's and Twilio's among them), in the README's order. */
+export const SMS_SETTINGS = [
+  'SMS_GATEWAY',
+  'SMS_DEFAULT_REGION',
+  'SMS_ALLOWED_COUNTRIES',
+  'SMS_CODE_TTL_SECONDS',
+  'SMS_TEMPLATE',
+  'SMS_MAX_ATTEMPTS',
+  'SMS_RETRY_BASE_MS',
+  'SMS_LIMIT_PER_PHONE',
+  'SMS_LIMIT_PER_ADDRESS',
+  'SMS_LIMIT_EXEMPT',
+  'SMS_LIMIT_GLOBAL_PER_MINUTE',
+  'SMS_LIMIT_GLOBAL_PER_HOUR',
+  'SMS_LIMIT_GLOBAL_PER_DAY',
+  'REDIS_URL',
+  'REDIS_KEY_PREFIX',
+  'SMS_RETENTION_DAYS',
+  'SMS_FAILED_HOLD_MINUTES',
+  'SMS_LEASE_MS',
+  'SMS_POLL_MS',
+  'SMS_HTTP_URL',
+  'SMS_HTTP_METHOD',
+  'SMS_HTTP_HEADERS',
+  'SMS_HTTP_BODY',
+  'SMS_HTTP_FORMAT',
+  'SMS_HTTP_TIMEOUT_MS',
+  'SMS_HTTP_IDEMPOTENCY_HEADER',
+  'TWILIO_ACCOUNT_SID',
+  'TWILIO_AUTH_TOKEN',
+  'TWILIO_FROM',
+  'TWILIO_API_URL',
+] as const;
+type SmsSetting = (typeof SMS_SETTINGS)[number];
+
 /** How AuthCode requests become text messages: see docs/sms.md. */
 export interface SmsConfig {
   gateway: SmsGatewayKind;
@@ -80,7 +115,7 @@ function headers(value: string): Record<string, string> {
 }
 
 /** Which numbers may be texted: SMS_ALLOWED_COUNTRIES, else the default region's; a sending gateway needs one. */
-function countries(get: Getter, gateway: SmsGatewayKind, defaultRegion: string | null): string[] {
+function countries(get: Getter<SmsSetting>, gateway: SmsGatewayKind, defaultRegion: string | null): string[] {
   const allowed = get('SMS_ALLOWED_COUNTRIES', '').trim();
   if (allowed === '*') return [];
   if (allowed !== '') return allowed.split(',').map((c) => region('SMS_ALLOWED_COUNTRIES', c));
@@ -94,8 +129,8 @@ function countries(get: Getter, gateway: SmsGatewayKind, defaultRegion: string |
 
 const DEFAULT_BODY = { json: '{"to":"{phone}","message":"{message}"}', form: 'to={phone}&message={message}' } as const;
 
-export function loadSms(get: Getter): SmsConfig {
-  const count = (name: string, fallback: number, min = 1) => wholeNumber(name, get(name, String(fallback)), min, 999_999_999);
+export function loadSms(get: Getter<SmsSetting>): SmsConfig {
+  const count = (name: SmsSetting, fallback: number, min = 1) => wholeNumber(name, get(name, String(fallback)), min, 999_999_999);
   const gateway = oneOf('SMS_GATEWAY', get('SMS_GATEWAY', 'none'), ['none', 'log', 'http', 'twilio'] as const);
   const defaultRegion = get('SMS_DEFAULT_REGION', '') === '' ? null : region('SMS_DEFAULT_REGION', get('SMS_DEFAULT_REGION', ''));
   const template = nonEmpty('SMS_TEMPLATE', get('SMS_TEMPLATE', 'Your verification code is {code}'));
@@ -132,10 +167,10 @@ export function loadSms(get: Getter): SmsConfig {
 }
 
 /** The generic HTTP gateway, or the Twilio preset expressed in its terms. */
-function loadSmsHttp(get: Getter, gateway: SmsGatewayKind): SmsHttpConfig {
+function loadSmsHttp(get: Getter<SmsSetting>, gateway: SmsGatewayKind): SmsHttpConfig {
   const timeoutMs = wholeNumber('SMS_HTTP_TIMEOUT_MS', get('SMS_HTTP_TIMEOUT_MS', '10000'), 1, 600_000);
   if (gateway === 'twilio') {
-    const required = (name: string) => {
+    const required = (name: SmsSetting) => {
       const value = get(name, '');
       if (value.trim() === '') throw new ConfigError(`${name} must be set when SMS_GATEWAY=twilio`);
       return value;

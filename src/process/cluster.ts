@@ -7,7 +7,7 @@ import { type Console, createConsole } from '../console';
 import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
-import { listenOrExit } from './listen';
+import { ADMIN_LISTENER, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
 import { openStoreOrExit } from './server';
 import { Restarts, RESTART_POLICY } from './restarts';
@@ -54,7 +54,7 @@ export async function runPrimary(config: Config): Promise<void> {
   let holding = false;
 
   const listener = net.createServer({ pauseOnConnect: true }, (socket) => holding || dispatch(socket));
-  const port = await listenOrExit(listener, config.port, config.host, 'HOST, PORT');
+  const port = await listenOrExit(listener, config.port, config.host, SERVICE_LISTENER);
 
   function dispatch(socket: net.Socket): void {
     if (serving.length === 0) {
@@ -120,8 +120,6 @@ export async function runPrimary(config: Config): Promise<void> {
     pending.add(timer);
   });
 
-  for (let i = 0; i < config.workers; i += 1) fork();
-
   let admin: http.Server | null = null;
   let cutover: Console | null = null;
   if (config.adminPort !== 0) {
@@ -130,9 +128,11 @@ export async function runPrimary(config: Config): Promise<void> {
     const readiness = () => clusterReadiness(serving);
     cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store });
     admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover });
-    await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
+    await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
   }
+  // Forked once both ports are open: a failed start ends with its error line, no worker's after it.
+  for (let i = 0; i < config.workers; i += 1) fork();
 
   function stopAll(reason: string): void {
     if (isStopping()) return;

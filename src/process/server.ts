@@ -10,7 +10,7 @@ import type { Store } from '../store/store';
 import { createSms, type Sms, smsReadiness, smsSummary } from '../sms';
 import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
-import { listenOrExit } from './listen';
+import { ADMIN_LISTENER, exitStart, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
 import { scrape, scrapeOnly, watchStore } from '../app/metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
@@ -24,8 +24,7 @@ export async function openStoreOrExit(config: Config, options: OpenOptions = {})
     return await openStore(config, options);
   } catch (e) {
     if (!(e instanceof StoreOpenError)) throw e;
-    process.stderr.write(`error: ${e.message}\n`);
-    process.exit(1);
+    return exitStart(e.message);
   }
 }
 
@@ -80,16 +79,17 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
     return;
   }
 
-  const port = await listenOrExit(server, config.port, config.host, 'HOST, PORT');
-  // The SMS summary as a field of its own: a dashboard filters on it without parsing the message.
-  log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
+  const port = await listenOrExit(server, config.port, config.host, SERVICE_LISTENER);
+  // Both listeners open before the start line: a start that fails on the admin port never said "listening".
   if (config.adminPort !== 0) {
     const readiness = () => readinessOf(store);
     cutover = createConsole({ config, metrics: scrapeOnly, readiness, store });
     admin = createAdminServer({ metrics: scrape, readiness, note: smsReadiness(config.sms), console: cutover });
-    await listenOrExit(admin, config.adminPort, config.adminHost, 'ADMIN_HOST, ADMIN_PORT');
-    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
+    await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
   }
+  // The SMS summary as a field of its own: a dashboard filters on it without parsing the message.
+  log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
+  if (admin !== null) log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
 }
 
 async function shutdown(

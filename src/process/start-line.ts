@@ -20,7 +20,15 @@ export function startLine(config: Config, port: number, counts: RowCounts, worke
     counts.students + counts.devices === 0
       ? '; the store is empty: load it with `npm run import -- --students FILE.csv --devices FILE.csv` (or --demo)'
       : '';
-  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}${exemptPart(config)}`;
+  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}${exemptPart(config)}${settingsPart(config)}`;
+}
+
+/**
+ * Which settings the environment (or .env) gave, by name only (a value may be a secret): a setting
+ * missing here is at its default, however sure the operator is of having set it.
+ */
+function settingsPart({ settingsRead }: Config): string {
+  return settingsRead.length === 0 ? '; every setting at its default' : `; settings read: ${settingsRead.join(', ')}`;
 }
 
 function shadowPart({ shadow }: Config): string {
