@@ -156,6 +156,22 @@ linux.each(['length', 'chunked', 'close'] as const)(
   60_000,
 );
 
+linux('legacy-first, a legacy host answering 10 MiB: the client gets all of it, the front keeps no more than the cap (2 MiB here) for a comparison, and the copy is dropped (reason answer_bytes)', async () => {
+  const host = await floodingHost(10 * MiB, 'length');
+  try {
+    const front = await start({ env: { SHADOW_URL: host.url, SHADOW_MODE: 'legacy-first', SHADOW_QUEUE_BYTES: String(8 * MiB), SHADOW_CONCURRENCY: '4', SHADOW_LOG: '' } });
+    const N = 3;
+    for (let i = 0; i < N; i++) {
+      const answer = await request(front.port, '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001');
+      expect([answer.status, answer.body.length]).toEqual([200, 10 * MiB]);
+    }
+    const m = await until(front, (s) => exchanges(s, {}) >= N, `${N} copies counted`);
+    expect([exchanges(m, {}), exchanges(m, { outcome: 'dropped', reason: 'answer_bytes' }), total(m, 'asmx_shadow_held_bytes')]).toEqual([N, N, 0]);
+  } finally {
+    host.close();
+  }
+}, 60_000);
+
 describe("the copier's own budget", () => {
   const job = (body: number) => ({
     requestId: `r-${body}`,
