@@ -138,6 +138,7 @@ test('shadow settings', () => {
     sample: 1,
     timeoutMs: 5000,
     queue: 1000,
+    queueBytes: 64 * 1024 * 1024,
     log: './data/shadow-differences.jsonl',
     include: new Set(),
   });
@@ -146,6 +147,7 @@ test('shadow settings', () => {
   // The other settings are checked even while shadowing is off, so a typo shows before it is needed.
   expect(() => loadConfig({ SHADOW_SAMPLE: '2' })).toThrow(/^SHADOW_SAMPLE /);
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://b/x/' }).shadow?.secondaryUrl).toBe('http://b/x');
+  expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_QUEUE_BYTES: '8388608' }).shadow?.queueBytes).toBe(8 * 1024 * 1024);
 });
 
 test('limits are read from the environment', () => {
@@ -229,6 +231,8 @@ test.each([
   [{ SHADOW_SAMPLE: 'half' }, /^SHADOW_SAMPLE /],
   [{ SHADOW_TIMEOUT_MS: '0' }, /^SHADOW_TIMEOUT_MS /],
   [{ SHADOW_QUEUE: 'lots' }, /^SHADOW_QUEUE /],
+  [{ SHADOW_QUEUE_BYTES: '64MiB' }, /^SHADOW_QUEUE_BYTES must be a whole number from 1048576 to 999999999/],
+  [{ SHADOW_QUEUE_BYTES: '1000' }, /^SHADOW_QUEUE_BYTES /],
   [{ SHADOW_INCLUDE: 'GetTokenDevice' }, /^SHADOW_INCLUDE may only name operations with effects \(AuthCode\)/],
   [{ SHADOW_URL_SECONDARY: 'http://b/' }, /^SHADOW_URL_SECONDARY needs SHADOW_URL/],
   [{ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'ftp://b/' }, /^SHADOW_URL_SECONDARY must be an http or https URL/],

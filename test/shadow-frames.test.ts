@@ -1,6 +1,6 @@
 import zlib from 'zlib';
 import type { CopyJob } from '../src/shadow/frames';
-import { FrameReader, FrameWriter } from '../src/shadow/frames';
+import { FrameReader, frameSize, FrameWriter } from '../src/shadow/frames';
 
 /** The copies' wire between the service and its copier (src/shadow/frames.ts): what goes in comes out. */
 
@@ -43,7 +43,7 @@ function written(list: CopyJob[]): Buffer {
 }
 
 test('jobs written in one batch read back whole, field for field', () => {
-  expect(new FrameReader().read(written(jobs))).toEqual(jobs.map(expected));
+  expect(new FrameReader().read(written(jobs)).map((f) => f.job)).toEqual(jobs.map(expected));
 });
 
 test('frames split anywhere across reads come out once each, in order', () => {
@@ -51,7 +51,7 @@ test('frames split anywhere across reads come out once each, in order', () => {
   for (const size of [1, 3, 7, 1000, 65536]) {
     const reader = new FrameReader();
     const out: CopyJob[] = [];
-    for (let at = 0; at < bytes.length; at += size) out.push(...reader.read(bytes.subarray(at, at + size)));
+    for (let at = 0; at < bytes.length; at += size) out.push(...reader.read(bytes.subarray(at, at + size)).map((f) => f.job));
     expect(out).toEqual(jobs.map(expected));
   }
 });
@@ -63,7 +63,7 @@ test('a buffer given back is written into afresh: later batches are not mixed wi
     const job = { ...jobs[0], requestId: `round-${round}` };
     w.job(job);
     const frames = w.take();
-    expect(reader.read(Buffer.from(frames))).toEqual([expected(job)]);
+    expect(reader.read(Buffer.from(frames)).map((f) => f.job)).toEqual([expected(job)]);
     w.release(frames);
   }
   expect(w.empty).toBe(true);
@@ -79,5 +79,16 @@ test('a batch starts as large as the last one grew, so that large answers are no
   // Grown from 256 bytes, one job would have stopped at 16 KiB; it was written into memory as large as the three took.
   expect(first.buffer.byteLength).toBeGreaterThanOrEqual(30_000);
   expect(second.buffer.byteLength).toBe(first.buffer.byteLength);
-  expect(new FrameReader().read(Buffer.from(second))).toEqual([expected(big)]);
+  expect(new FrameReader().read(Buffer.from(second)).map((f) => f.job)).toEqual([expected(big)]);
+});
+
+test("a frame's size is known before it is written (what the service's budget takes) and is what the copier reads it as", () => {
+  const w = new FrameWriter(64);
+  const sizes = jobs.map((j) => {
+    const before = w.size;
+    w.job(j);
+    return w.size - before;
+  });
+  expect(jobs.map(frameSize)).toEqual(sizes);
+  expect(new FrameReader().read(Buffer.from(w.take())).map((f) => f.bytes)).toEqual(sizes);
 });

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { AnswerReader, MAX_ANSWER_BYTES, Wire, type WireAnswer } from '../src/shadow/wire';
+import { ANSWER_TOO_LARGE, AnswerReader, MAX_ANSWER_BYTES, Wire, type WireAnswer } from '../src/shadow/wire';
 
 /** The copier's HTTP client (src/shadow/wire.ts): answers framed every way HTTP/1.1 frames them, however the bytes arrive. */
 
@@ -85,6 +85,32 @@ describe('AnswerReader', () => {
     expect(() => new AnswerReader('GET').push(Buffer.from(raw))).toThrow();
   });
 
+  test("an answer over the reader's cap is refused as soon as it shows: by its Content-Length, by a chunk's size line before its data, by its bytes; one of the cap is read", () => {
+    const capped = (raw: string) => () => {
+      const reader = new AnswerReader('GET', 10);
+      reader.push(Buffer.from(raw, 'latin1'));
+      return reader.end();
+    };
+    expect(capped('HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n')).toThrow(ANSWER_TOO_LARGE);
+    expect(capped('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\n')).toThrow(ANSWER_TOO_LARGE);
+    expect(capped('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n0123456789a')).toThrow(ANSWER_TOO_LARGE);
+    expect(capped('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n0123456789')()?.body.toString()).toBe('0123456789');
+    expect(read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n', 3).answer?.body.toString()).toBe('helloworld');
+  });
+
+  test("a chunk's data is kept as the reads it came in, joined once: a 1 MiB chunk read 4 KiB at a time is not copied again at every read", () => {
+    const data = Buffer.alloc(1024 * 1024, 'x');
+    const raw = Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n0\r\n\r\n')]);
+    const concat = jest.spyOn(Buffer, 'concat');
+    try {
+      expect(read(raw, 4096).answer?.body.equals(data)).toBe(true);
+      const copied = concat.mock.results.reduce((sum, r) => sum + (r.value as Buffer).length, 0);
+      expect(copied).toBeLessThan(2 * data.length);
+    } finally {
+      concat.mockRestore();
+    }
+  });
+
   test('a head that never ends is an error once it is too long to be one', () => {
     const reader = new AnswerReader('GET');
     reader.push(Buffer.from('HTTP/1.1 200 OK\r\n'));
@@ -145,9 +171,9 @@ describe('Wire', () => {
     await withHost(echo, async (wire, h) => {
       for (const path of ['/a', '/bb', '/ccc']) expect(((await wire.exchange('GET', get(path), 2000)) as WireAnswer).body.toString()).toBe(path);
       expect(h.connections()).toBe(1);
-      // The request went out byte for byte, a body after its head.
+      // The request went out byte for byte, a body after its head (given in parts, as the copier gives a copy's body: not joined to its head).
       const body = Buffer.from('<x>é</x>', 'utf8');
-      await wire.exchange('POST', Buffer.concat([Buffer.from(`POST /p HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n`), body]), 2000);
+      await wire.exchange('POST', [Buffer.from(`POST /p HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n`), body], 2000);
       expect(Buffer.from(h.requests[3], 'latin1').subarray(-body.length)).toEqual(body);
     });
   });

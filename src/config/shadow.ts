@@ -24,6 +24,12 @@ export interface ShadowConfig {
   timeoutMs: number;
   /** Copies waiting for a free slot; beyond this a copy is dropped (and counted). */
   queue: number;
+  /**
+   * The bytes copies may hold from their offer until settled, in the service and in its copier
+   * each; a copy that does not fit is dropped (and counted). Shared by the copies in flight, it also
+   * caps the answer the copier reads to each (at most 16 MiB).
+   */
+  queueBytes: number;
   /** The JSON-lines file each difference is appended to, or null for metrics only. */
   log: string | null;
   /** Operations with effects that are copied all the same (only by name from the contract). */
@@ -42,6 +48,7 @@ export const SHADOW_SETTINGS = [
   'SHADOW_MODE',
   'SHADOW_CONCURRENCY',
   'SHADOW_QUEUE',
+  'SHADOW_QUEUE_BYTES',
   'SHADOW_SAMPLE',
   'SHADOW_TIMEOUT_MS',
   'SHADOW_LOG',
@@ -73,6 +80,8 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     sample: Number(sample),
     timeoutMs: wholeNumber('SHADOW_TIMEOUT_MS', get('SHADOW_TIMEOUT_MS', '5000'), 1, 3_600_000),
     queue: wholeNumber('SHADOW_QUEUE', get('SHADOW_QUEUE', '1000'), 0, 1_000_000),
+    // At least 1 MiB: room for the service's largest answers (a 500-student roster) with their requests.
+    queueBytes: wholeNumber('SHADOW_QUEUE_BYTES', get('SHADOW_QUEUE_BYTES', String(64 * 1024 * 1024)), 1024 * 1024, 999_999_999),
     log: log.trim() === '' ? null : log,
     include,
   };

@@ -15,6 +15,13 @@ const OUTCOMES = [
   ['dropped', 'Dropped'],
 ] as const;
 const COMPARED = new Set(['match', 'difference', 'noise']);
+/** Why copies were dropped (the `reason` of `dropped`, shadow/metrics.ts), as the page says it. */
+const DROP_REASONS = [
+  ['queue', 'SHADOW_QUEUE full'],
+  ['bytes', 'over SHADOW_QUEUE_BYTES'],
+  ['answer_bytes', 'answer over the cap, not compared'],
+  ['copier_exit', 'copier ended'],
+] as const;
 /** A body shown side by side is cut here: the log keeps 64 KB, a screen shows far less. */
 const SHOWN = 16 * 1024;
 
@@ -51,9 +58,7 @@ export function shadowSection(v: ConsoleView): string {
 <p id="shadow-totals">${count(t.compared)} compared, ${count(t.compared - t.real - t.noise)} matched, <span class="${t.real > 0 ? 'bad' : 'ok'}">${count(
     t.real,
   )} real differences</span>, ${count(t.noise)} noise (${e(since)}; kept in the totals file beside SHADOW_LOG, across restarts).
-Since this process started: ${count(total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'legacy_error' }))} without a legacy answer, ${count(
-    total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped' }),
-  )} dropped.</p>
+Since this process started: ${count(total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'legacy_error' }))} without a legacy answer, ${dropped(v)}.</p>
 <table id="shadow-table"><tr><th>Operation (last day)</th>${OUTCOMES.map(([, head]) => `<th>${head}</th>`).join('')}</tr>
 ${rows === '' ? `<tr><td colspan="${OUTCOMES.length + 1}">nothing compared yet</td></tr>` : rows}</table>
 <div class="charts">${chartPair(h, now, 'asmx_shadow_exchanges_total', 'Compared by operation', 'operation', (l) => COMPARED.has(l.outcome))}${chartPair(
@@ -66,6 +71,18 @@ ${rows === '' ? `<tr><td colspan="${OUTCOMES.length + 1}">nothing compared yet</
   )}</div>
 <h3>Latest differences</h3>
 ${v.shadow.latest.length === 0 ? `<p class="meta">none in the log${shadow.log === null ? ' (SHADOW_LOG is off: differences are counted only)' : ''}</p>` : v.shadow.latest.map(difference).join('')}`;
+}
+
+/** Copies dropped since this process started, with the reasons there were any for (bytes held: SHADOW_QUEUE_BYTES). */
+function dropped(v: ConsoleView): string {
+  const n = total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped' });
+  const why = DROP_REASONS.map(([reason, said]) => [total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped', reason }), said] as const)
+    .filter(([k]) => k > 0)
+    .map(([k, said]) => `${count(k)} ${e(said)}`);
+  const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+  const held = total(v.samples, 'asmx_shadow_held_bytes');
+  const limit = v.config.shadow?.queueBytes ?? 0;
+  return `<span id="shadow-dropped">${count(n)} dropped${why.length === 0 ? '' : ` (${why.join(', ')})`}</span>; copies held now: ${mib(held)} (at most ${mib(limit)} a process)`;
 }
 
 /** A legacy site's address without any user name or password in it. */

@@ -1,9 +1,10 @@
 import net from 'node:net';
 import zlib from 'node:zlib';
+import { answerCap, ByteBudget } from './budget';
 import { ANSWER_HEADERS, type Answer, compareLive, type Difference, sameAnswer } from './compare';
 import { type CopyJob, FrameReader, type SentAnswer } from './frames';
-import type { Labels } from './metrics';
-import { Wire } from './wire';
+import type { DropReason, Labels } from './metrics';
+import { ANSWER_TOO_LARGE, Wire } from './wire';
 
 /**
  * The copies' own process: it puts each copy to the target, at most `concurrency` at a time, and
@@ -25,6 +26,8 @@ export interface CopyTarget {
   primary: 'ours' | 'legacy';
   concurrency: number;
   timeoutMs: number;
+  /** SHADOW_QUEUE_BYTES: the copier's own budget for the copies it holds, and (shared by the copies in flight) the cap on each answer it reads. */
+  queueBytes: number;
   /** A second legacy site (its own Host always), asked only when the answers differ: see Copier.noise. */
   secondary: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'> | null;
 }
@@ -37,46 +40,74 @@ interface Site {
   hostLine: string;
 }
 
-function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean): Site {
+function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean, cap: number): Site {
   const origin = new URL(target.origin);
-  return { wire: new Wire(origin), prefix: target.prefix, strip: target.strip, hostLine: keepHost ? '' : `Host: ${origin.host}\r\n` };
+  return { wire: new Wire(origin, cap), prefix: target.prefix, strip: target.strip, hostLine: keepHost ? '' : `Host: ${origin.host}\r\n` };
 }
 
-/** A copy's outcome: its answer matched, differed (then with the copy and both answers as text), or never came. */
-export type CopyResult =
-  | { outcome: 'match'; requestId: string; labels: Labels }
-  | { outcome: 'error'; requestId: string; labels: Labels }
-  | { outcome: 'difference'; requestId: string; labels: Labels; job: CopyJob; legacy: Answer; ours: Answer; differences: Difference[]; noise: boolean };
+/**
+ * A copy's outcome: its answer matched, differed (then with the copy and both answers as text), never
+ * came, or the copy was dropped (not compared, for `reason`). `bytes`: what the copy's frame took,
+ * given back to the budgets once the service hears of it.
+ */
+export type CopyResult = { requestId: string; labels: Labels; bytes: number } & (
+  | { outcome: 'match' | 'error' }
+  | { outcome: 'dropped'; reason: DropReason }
+  | { outcome: 'difference'; job: CopyJob; legacy: Answer; ours: Answer; differences: Difference[]; noise: boolean }
+);
 
 export class Copier {
-  private readonly waiting: CopyJob[] = [];
+  private readonly waiting: Array<{ job: CopyJob; bytes: number }> = [];
   private active = 0;
   private readonly site: Site;
   private readonly secondary: Site | null;
+  /** What the copies here hold, bounded as the service bounds them: a frame that does not fit is dropped. */
+  private readonly budget: ByteBudget;
 
   constructor(
     private readonly target: CopyTarget,
     private readonly done: (result: CopyResult) => void,
   ) {
-    this.site = siteOf(target, target.keepHost);
-    this.secondary = target.secondary === null ? null : siteOf(target.secondary, false);
+    const cap = answerCap(target.queueBytes, target.concurrency);
+    this.site = siteOf(target, target.keepHost, cap);
+    this.secondary = target.secondary === null ? null : siteOf(target.secondary, false, cap);
+    this.budget = new ByteBudget(target.queueBytes);
   }
 
-  take(job: CopyJob): void {
-    if (this.active >= this.target.concurrency) return void this.waiting.push(job);
+  /** Bytes of the copies here (waiting, in flight, being compared). */
+  get held(): number {
+    return this.budget.held;
+  }
+
+  /** A copy as it arrives, `bytes` the frame it came in: held within the budget, or dropped at once. */
+  take(job: CopyJob, bytes: number): void {
+    if (!this.budget.take(bytes)) return this.done({ outcome: 'dropped', reason: 'bytes', requestId: job.requestId, labels: job.labels, bytes });
+    this.start(job, bytes);
+  }
+
+  private start(job: CopyJob, bytes: number): void {
+    if (this.active >= this.target.concurrency) return void this.waiting.push({ job, bytes });
     this.active++;
     void this.send(job, this.site).then(async (answer) => {
-      const result = typeof answer === 'string' ? ({ outcome: 'error', requestId: job.requestId, labels: job.labels } as const) : this.compare(job, answer);
-      this.done(result.outcome === 'difference' ? { ...result, noise: await this.noise(job, result.legacy, result.differences) } : result);
+      const ids = { requestId: job.requestId, labels: job.labels, bytes };
+      const result: CopyResult =
+        answer === ANSWER_TOO_LARGE
+          ? { ...ids, outcome: 'dropped', reason: 'answer_bytes' }
+          : typeof answer === 'string'
+            ? { ...ids, outcome: 'error' }
+            : this.compare(job, answer, bytes);
+      const settled = result.outcome === 'difference' ? { ...result, noise: await this.noise(job, result.legacy, result.differences) } : result;
+      this.budget.give(bytes);
+      this.done(settled);
       this.active--;
       const next = this.waiting.shift();
-      if (next !== undefined) this.take(next);
+      if (next !== undefined) this.start(next.job, next.bytes);
     });
   }
 
-  private compare(job: CopyJob, answer: SentAnswer): CopyResult {
+  private compare(job: CopyJob, answer: SentAnswer, bytes: number): CopyResult {
     const [legacy, ours] = this.target.primary === 'ours' ? [answer, job.primary] : [job.primary, answer];
-    const match = { outcome: 'match', requestId: job.requestId, labels: job.labels } as const;
+    const match = { outcome: 'match', requestId: job.requestId, labels: job.labels, bytes } as const;
     const differ = compareSent(job.method, job.url, legacy, ours);
     return differ === null ? match : { ...match, outcome: 'difference', job, legacy: differ.legacy, ours: differ.ours, differences: differ.found, noise: false };
   }
@@ -105,7 +136,8 @@ export class Copier {
     // Framed by length always: a POST or PUT without a body says so (Content-Length: 0).
     if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) head += `Content-Length: ${job.body?.length ?? 0}\r\n`;
     const bytes = Buffer.from(`${head}${site.hostLine}\r\n`, 'latin1');
-    const answer = await site.wire.exchange(job.method, job.body === null ? bytes : Buffer.concat([bytes, job.body]), this.target.timeoutMs);
+    // The body as it came in its frame, not copied after the head: the budget counted it once.
+    const answer = await site.wire.exchange(job.method, job.body === null ? bytes : [bytes, Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength)], this.target.timeoutMs);
     if (typeof answer === 'string') return answer;
     const headers: SentAnswer['headers'] = {};
     for (const k of ANSWER_HEADERS) headers[k] = answer.headers[k];
@@ -167,17 +199,24 @@ export function readable(bytes: Uint8Array, encoding: string | undefined): strin
  * message wakes the client's thread and is deserialised there; five a second cost it next to nothing.
  */
 const RESULTS_MS = 200;
+/** Differences (each with both answers as text) holding this much go back at once, not after RESULTS_MS: what waits to go back stays small. */
+const RESULTS_BYTES = 1024 * 1024;
 
 /**
  * What goes back to the service, at most every RESULTS_MS: copies whose labels the copier knows
  * (service-first) as counts by outcome and labels, so that the client's thread handles a handful of
  * numbers whatever the traffic; the rest one by one (legacy-first, where the service learns what each
- * copy was, and every difference, with what its report needs).
+ * copy was, and every difference, with what its report needs). `bytes`: what the copies settled
+ * since the last message took (their frames), for the service to give back to its budget.
  */
 export interface Settled {
-  tallies: Array<{ labels: Labels; outcome: 'match' | 'error'; count: number }>;
+  tallies: Tally[];
   each: CopyResult[];
+  bytes: number;
 }
+
+/** Copies that came out the same way, counted. */
+type Tally = { labels: Labels; count: number } & ({ outcome: 'match' | 'error' } | { outcome: 'dropped'; reason: DropReason });
 
 /** The environment variable that carries the target to the copier process (and marks it as one). */
 export const COPIER_ENV = 'ASMX_SHADOW_COPIER';
@@ -188,28 +227,43 @@ export const JOBS_FD = 4;
 const target = process.env[COPIER_ENV];
 if (target !== undefined && process.send !== undefined) {
   const copyTarget = JSON.parse(target) as CopyTarget;
-  const tallies = new Map<string, Settled['tallies'][number]>();
+  const tallies = new Map<string, Tally>();
   let each: CopyResult[] = [];
+  let bytes = 0;
+  /** What the differences waiting in `each` hold (their copies and both answers). */
+  let eachBytes = 0;
+  let timer: NodeJS.Timeout | null = null;
   const flush = () => {
-    process.send?.({ tallies: [...tallies.values()], each } satisfies Settled);
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    process.send?.({ tallies: [...tallies.values()], each, bytes } satisfies Settled);
     tallies.clear();
     each = [];
+    bytes = 0;
+    eachBytes = 0;
   };
   const copier = new Copier(copyTarget, (result) => {
     // The first result since the last flush sets the next one.
-    if (tallies.size === 0 && each.length === 0) setTimeout(flush, RESULTS_MS);
-    if (copyTarget.primary === 'legacy' || result.outcome === 'difference') return void each.push(result);
-    const { labels, outcome } = result;
+    timer ??= setTimeout(flush, RESULTS_MS);
+    bytes += result.bytes;
+    if (copyTarget.primary === 'legacy' || result.outcome === 'difference') {
+      each.push(result);
+      if (result.outcome === 'difference') eachBytes += result.bytes + result.legacy.body.length + result.ours.body.length;
+      if (eachBytes >= RESULTS_BYTES) flush();
+      return;
+    }
+    const { labels } = result;
+    const tally: Tally = result.outcome === 'dropped' ? { labels, outcome: 'dropped', reason: result.reason, count: 1 } : { labels, outcome: result.outcome, count: 1 };
     // What the counters are labelled by (metrics.ts); the endpoint is for reports only.
-    const key = `${labels.operation}\n${labels.binding}\n${outcome}`;
-    const tally = tallies.get(key);
-    if (tally === undefined) tallies.set(key, { labels, outcome, count: 1 });
-    else tally.count++;
+    const key = `${labels.operation}\n${labels.binding}\n${tally.outcome}\n${tally.outcome === 'dropped' ? tally.reason : ''}`;
+    const known = tallies.get(key);
+    if (known === undefined) tallies.set(key, tally);
+    else known.count++;
   });
   const frames = new FrameReader();
   const jobs = new net.Socket({ fd: JOBS_FD, readable: true, writable: false });
   jobs.on('data', (chunk: Buffer) => {
-    for (const job of frames.read(chunk)) copier.take(job);
+    for (const frame of frames.read(chunk)) copier.take(frame.job, frame.bytes);
   });
   // The service gone (its end of the pipe or the channel closed): so are its copies.
   jobs.on('end', () => process.exit(0));

@@ -56,6 +56,21 @@ const KEEP_AT_MOST = 4 * 1024 * 1024;
 /** A buffer that is the whole of its memory, never a slice of node's shared pool: it can be given back and written into again. */
 const owned = (size: number) => Buffer.allocUnsafeSlow(size);
 
+/**
+ * The bytes a job's frame takes (its length field included), known before it is written: what the
+ * service's budget takes for it when it is offered (budget.ts), and what the copier reads as it.
+ */
+export function frameSize(job: CopyJob): number {
+  const str = (s: string | undefined) => 4 + (s === undefined ? 0 : Buffer.byteLength(s, 'utf8'));
+  const bytes = (b: Uint8Array | null) => 4 + (b === null ? 0 : b.length);
+  let n = 4 + str(job.requestId) + str(job.method) + str(job.url) + 4;
+  for (const h of job.headers) n += str(h);
+  n += bytes(job.body) + 4 + 4;
+  for (const [name, value] of Object.entries(job.primary.headers)) n += str(name) + str(value);
+  n += typeof job.primary.body === 'string' ? str(job.primary.body) : bytes(job.primary.body);
+  return n + str(job.primary.encoding) + str(job.labels.endpoint) + str(job.labels.operation) + str(job.labels.binding);
+}
+
 export class FrameWriter {
   private buf: Buffer;
   private end = 0;
@@ -160,6 +175,12 @@ export class FrameWriter {
   }
 }
 
+/** A job as the copier reads it, with the bytes its frame took (frameSize). */
+export interface Frame {
+  job: CopyJob;
+  bytes: number;
+}
+
 /**
  * The copier's side: bytes as they arrive, each whole frame a job. A frame's fields are views of the
  * bytes it arrived in, not copies (a job lives until its copy is answered, and its batch's chunk with
@@ -175,18 +196,18 @@ export class FrameReader {
   private at = 0;
 
   /** The jobs completed by this chunk (a frame may span chunks). */
-  read(chunk: Buffer): CopyJob[] {
+  read(chunk: Buffer): Frame[] {
     this.parts.push(chunk);
     this.have += chunk.length;
     if (this.have < this.wanted) return [];
     this.buf = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.have);
-    const jobs: CopyJob[] = [];
+    const jobs: Frame[] = [];
     let start = 0;
     while (this.buf.length - start >= 4) {
       const size = this.buf.readUInt32LE(start);
       if (this.buf.length - start - 4 < size) break;
       this.at = start + 4;
-      jobs.push(this.job());
+      jobs.push({ job: this.job(), bytes: 4 + size });
       start += 4 + size;
     }
     const rest = this.buf.subarray(start);

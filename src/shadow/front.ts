@@ -3,15 +3,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Config, ShadowConfig } from '../config';
 import { HostErrors } from '../basics/errors';
+import { answerCap } from './budget';
 import { ANSWER_HEADERS } from './compare';
-import { countShadow } from './metrics';
+import { countShadow, type DropReason } from './metrics';
 import { copyRule, forwardable, HOP_BY_HOP, type Mirror } from './mirror';
 
 /** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
 const LEGACY_TIMEOUT_MS = 110_000;
-
-/** The most of a legacy answer kept to compare. */
-const KEPT_ANSWER_BYTES = 16 * 1024 * 1024;
 
 /** What a copy to this service leaves out of the client's request: it gets its own id and length. */
 const COPY_DROP = [...HOP_BY_HOP, 'content-length', 'x-request-id'];
@@ -29,16 +27,27 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
   const agent = new client.Agent({ keepAlive: true });
 
   const mayCopy = copyRule(config.basePath, shadow.include);
+  // The legacy answer is read for a comparison no further than the copier reads the service's (budget.ts),
+  // and a copy larger than SHADOW_QUEUE_BYTES would never fit: such bytes are not kept while the client is answered.
+  const answerAtMost = answerCap(shadow.queueBytes, shadow.concurrency);
 
   return (req, res) => {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     let kept: Buffer[] | null = mayCopy(req) && Math.random() < shadow.sample ? [] : null;
+    /** Why the copy was given up for its size, if it was: counted as dropped once the client has its answer. */
+    let tooLarge: DropReason | null = null;
     let size = 0;
+    let answered = 0;
+    const giveUp = (reason: DropReason) => {
+      kept = null;
+      tooLarge = reason;
+    };
     req.on('data', (chunk: Buffer) => {
-      if (kept === null) return;
       size += chunk.length;
+      if (kept === null) return;
       if (size > config.limits.maxBodyBytes) kept = null;
+      else if (size > shadow.queueBytes) giveUp('bytes');
       else kept.push(chunk);
     });
 
@@ -60,18 +69,20 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
 
     upstream.once('response', (answer) => {
       const body: Buffer[] = [];
-      let answered = 0;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.rawHeaders, HOP_BY_HOP));
       answer.on('data', (chunk: Buffer) => {
         if (kept === null) return;
         // An answer larger than any this service gives is passed on, not kept for a comparison.
         answered += chunk.length;
-        if (answered > KEPT_ANSWER_BYTES) kept = null;
+        if (answered > answerAtMost) giveUp('answer_bytes');
+        else if (size + answered > shadow.queueBytes) giveUp('bytes');
         else body.push(chunk);
       });
       answer.once('error', () => res.destroy());
       answer.pipe(res);
       res.once('finish', () => {
+        // A body over MAX_BODY_BYTES is no copy to drop: this service would refuse it (not copied, as in service-first).
+        if (tooLarge !== null && req.complete && size <= config.limits.maxBodyBytes) countShadow({}, 'dropped', 1, tooLarge);
         if (kept === null || !req.complete) return;
         const h: Record<string, string | undefined> = {};
         for (const k of ANSWER_HEADERS) h[k] = answer.headers[k] as string | undefined;

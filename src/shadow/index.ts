@@ -51,7 +51,7 @@ export function createShadow(config: Config): Shadow | null {
 type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
 
 function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite, secondary: LegacySite | null): Shadow {
-  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, secondary };
+  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
   const mirror = new Mirror(target, shadow.queue, report, 'service-first');
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
@@ -92,7 +92,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
-      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, secondary }, shadow.queue, report, 'legacy-first');
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, shadow.queue, report, 'legacy-first');
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));

@@ -8,16 +8,39 @@ import client from 'prom-client';
  * - `match`, `difference`: the two answers compared;
  * - `noise`: they differ, but the second legacy site's answer differs from the first's the same way
  *   (SHADOW_URL_SECONDARY; without it every difference is a `difference`);
- * - `dropped`: no copy made, the queue being full;
+ * - `dropped`: not compared, for the `reason` it carries (DropReason);
  * - `legacy_error`: the legacy host gave no answer (refused, reset, timed out);
  * - `service_error`: this service gave none to a copy (legacy-first only).
  */
 export type ShadowOutcome = 'match' | 'difference' | 'noise' | 'dropped' | 'legacy_error' | 'service_error';
 
+/**
+ * Why a copy was dropped, the `reason` label of `dropped` (the only outcome that has one):
+ * - `queue`: SHADOW_QUEUE copies were waiting already;
+ * - `bytes`: the copy did not fit in SHADOW_QUEUE_BYTES beside the copies held (budget.ts);
+ * - `answer_bytes`: the answer to the copy was larger than the copier reads (budget.ts answerCap):
+ *   sent, but neither a match nor a difference;
+ * - `copier_exit`: the copier process ended with the copy in it.
+ */
+export type DropReason = 'queue' | 'bytes' | 'answer_bytes' | 'copier_exit';
+
 const exchanges = new client.Counter({
   name: 'asmx_shadow_exchanges_total',
-  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding',
-  labelNames: ['operation', 'binding', 'outcome'] as const,
+  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding; dropped ones by reason (queue, bytes, answer_bytes, copier_exit)',
+  labelNames: ['operation', 'binding', 'outcome', 'reason'] as const,
+});
+
+/** What holds copies' bytes in this process (each mirror's budget): the gauge sums them when scraped. */
+export const holders = new Set<{ readonly held: number }>();
+
+new client.Gauge({
+  name: 'asmx_shadow_held_bytes',
+  help: 'Bytes of shadow copies offered and not yet settled (compared or dropped), bounded by SHADOW_QUEUE_BYTES per process',
+  collect() {
+    let sum = 0;
+    for (const h of holders) sum += h.held;
+    this.set(sum);
+  },
 });
 
 export interface Labels {
@@ -29,11 +52,13 @@ export interface Labels {
 /** Each label set's counter, found once: counting is on the client's thread (a batch of tallies every 200 ms, a drop at a time). (Few: operations × bindings × outcomes.) */
 const counters = new Map<string, client.Counter.Internal>();
 
-export function countShadow(labels: Labels, outcome: ShadowOutcome, n = 1): void {
+export function countShadow(labels: Labels, outcome: Exclude<ShadowOutcome, 'dropped'>, n?: number): void;
+export function countShadow(labels: Labels, outcome: 'dropped', n: number, reason: DropReason): void;
+export function countShadow(labels: Labels, outcome: ShadowOutcome, n = 1, reason?: DropReason): void {
   const operation = labels.operation ?? '';
   const binding = labels.binding ?? '';
-  const key = `${operation}\n${binding}\n${outcome}`;
+  const key = `${operation}\n${binding}\n${outcome}\n${reason ?? ''}`;
   let counter = counters.get(key);
-  if (counter === undefined) counters.set(key, (counter = exchanges.labels({ operation, binding, outcome })));
+  if (counter === undefined) counters.set(key, (counter = exchanges.labels(reason === undefined ? { operation, binding, outcome } : { operation, binding, outcome, reason })));
   counter.inc(n);
 }

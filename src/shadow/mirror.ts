@@ -4,9 +4,10 @@ import type { Socket } from 'node:net';
 import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
 import { pathOf, type RequestLine, routeReader } from '../contract/route';
+import { ByteBudget } from './budget';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
-import { type CopyJob, FrameWriter } from './frames';
-import { countShadow, type Labels } from './metrics';
+import { type CopyJob, frameSize, FrameWriter } from './frames';
+import { countShadow, holders, type Labels } from './metrics';
 import type { Report } from './report';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and Expect, already answered. */
@@ -76,12 +77,16 @@ const HAND_OVER_BYTES = 1024 * 1024;
 /**
  * Copies offered once their client has been answered; the two answers compared (in the copier's
  * process, copier.ts) and the outcome counted and reported here. Bounded, so that a slow or dead
- * target costs clients nothing: at most `concurrency` copies in flight and `queue` waiting; beyond
- * that a copy is dropped and counted; each copy has `timeoutMs` to be answered.
+ * target costs clients nothing: at most `concurrency` copies in flight and `queue` waiting, and at
+ * most SHADOW_QUEUE_BYTES of them from their offer until the copier has settled them, wherever
+ * they are (the batch here, the pipe, the copier); beyond either a copy is dropped and counted,
+ * never waited for; each copy has `timeoutMs` to be answered.
  */
 export class Mirror {
   /** Copies handed to the copier (or about to be) and not yet settled: the bound on the queue. */
   private inFlight = 0;
+  /** The bytes of those copies (their frames), given back as the copier reports them settled. */
+  private readonly budget: ByteBudget;
   /** The copier process, once started, and the pipe its copies go down (frames.ts). */
   private running: { child: ChildProcess; jobs: Socket } | null = null;
   private readonly priority = lowestPriority();
@@ -96,11 +101,16 @@ export class Mirror {
     private readonly queue: number,
     private readonly report: Report,
     private readonly mode: string,
-  ) {}
+  ) {
+    this.budget = new ByteBudget(target.queueBytes);
+    holders.add(this.budget);
+  }
 
-  /** Hands a copy to the copier, or drops it (counted) when too many are in flight or waiting. */
+  /** Hands a copy to the copier, or drops it (counted) when too many, or too many bytes, are in flight or waiting. */
   offer(copy: CopyJob): void {
-    if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped');
+    if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped', 1, 'queue');
+    // Its size is known before a byte of it is copied: a copy that does not fit costs nothing more.
+    if (!this.budget.take(frameSize(copy))) return countShadow(copy.labels, 'dropped', 1, 'bytes');
     this.inFlight++;
     if (this.target.primary === 'legacy') this.learnt.set(copy.requestId, null);
     if (this.batch.empty) this.handOverTimer = setTimeout(() => this.handOver(), HAND_OVER_MS).unref();
@@ -128,6 +138,8 @@ export class Mirror {
     this.handOverTimer = null;
     this.batch.clear();
     this.inFlight = 0;
+    this.budget.clear();
+    holders.delete(this.budget);
     this.learnt.clear();
     if (child === null || child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
@@ -160,11 +172,13 @@ export class Mirror {
     child.channel?.unref();
     jobs.unref();
     const running = { child, jobs };
-    child.on('message', ({ tallies, each }: Settled) => {
+    child.on('message', ({ tallies, each, bytes }: Settled) => {
       if (this.running !== running) return;
-      for (const { labels, outcome, count } of tallies) {
-        this.inFlight -= count;
-        this.count(labels, outcome, count);
+      this.budget.give(bytes);
+      for (const tally of tallies) {
+        this.inFlight -= tally.count;
+        if (tally.outcome === 'dropped') countShadow(tally.labels, 'dropped', tally.count, tally.reason);
+        else this.count(tally.labels, tally.outcome, tally.count);
       }
       for (const result of each) this.settle(result);
     });
@@ -173,7 +187,13 @@ export class Mirror {
       if (this.running !== running) return;
       // Its copies are lost (counted, without what each was); the next offer starts another.
       this.running = null;
-      for (; this.inFlight > 0; this.inFlight--) countShadow({}, 'dropped');
+      // So are those not yet handed to it: they were counted in flight, and another copier would settle them twice.
+      if (this.handOverTimer !== null) clearTimeout(this.handOverTimer);
+      this.handOverTimer = null;
+      this.batch.clear();
+      if (this.inFlight > 0) countShadow({}, 'dropped', this.inFlight, 'copier_exit');
+      this.inFlight = 0;
+      this.budget.clear();
       this.learnt.clear();
     });
     this.running = running;
@@ -189,6 +209,7 @@ export class Mirror {
     this.inFlight--;
     const labels = this.learnt.get(result.requestId) ?? result.labels;
     this.learnt.delete(result.requestId);
+    if (result.outcome === 'dropped') return countShadow(labels, 'dropped', 1, result.reason);
     if (result.outcome !== 'difference') return this.count(labels, result.outcome, 1);
     countShadow(labels, result.noise ? 'noise' : 'difference');
     const { job } = result;

@@ -17,8 +17,14 @@ export interface WireAnswer {
   body: Buffer;
 }
 
-/** An answer larger than this is not read to the end: a copy is for comparing, and a hostile host must not cost more. */
+/** An answer larger than this is not read to the end unless the reader is given another cap: a hostile host must not cost more. */
 export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why an exchange ended without an answer when the answer was larger than the cap (declared or as it
+ * came): not read to its end, the connection closed. The copier counts it apart from no answer.
+ */
+export const ANSWER_TOO_LARGE = 'answer larger than the cap';
 
 /** An answer's head (status line and headers) larger than this is refused; a chunked body may carry as much framing beside its data. */
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -45,10 +51,18 @@ export class AnswerReader {
   /** The body's bytes as they came (a chunked body's data only), joined once at the end. */
   private parts: Buffer[] = [];
   private size = 0;
+  /** Chunked: bytes of the current chunk's data still to come (taken as they come, never joined to the framing). */
+  private chunkLeft = 0;
+  /** Chunked: the CRLF that ends a chunk's data is still to come. */
+  private chunkEnd = false;
   /** Whether the connection may carry another request once this answer is read. */
   keepAlive = false;
 
-  constructor(private readonly method: string) {}
+  /** `cap`: the most of a body read; a larger one throws ANSWER_TOO_LARGE as soon as it shows (its Content-Length or its bytes). */
+  constructor(
+    private readonly method: string,
+    private readonly cap = MAX_ANSWER_BYTES,
+  ) {}
 
   push(chunk: Buffer): WireAnswer | null {
     if (this.inBody) return this.body(chunk);
@@ -95,7 +109,8 @@ export class AnswerReader {
     this.framing = noBody ? 'none' : chunked ? 'chunked' : headers['content-length'] !== undefined ? 'length' : 'close';
     if (this.framing === 'length') {
       this.length = Number(headers['content-length']);
-      if (!/^\d+$/.test(headers['content-length']) || this.length > MAX_ANSWER_BYTES) throw new Error('bad Content-Length');
+      if (!/^\d+$/.test(headers['content-length'])) throw new Error('bad Content-Length');
+      if (this.length > this.cap) throw new Error(ANSWER_TOO_LARGE);
     }
     this.keepAlive = this.framing !== 'close' && (m[1] === '1' ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection));
   }
@@ -105,34 +120,59 @@ export class AnswerReader {
     if (this.framing === 'chunked') return this.chunked(chunk);
     this.parts.push(chunk);
     this.size += chunk.length;
-    if (this.size > MAX_ANSWER_BYTES) throw new Error('answer too large');
+    if (this.size > this.cap) throw new Error(ANSWER_TOO_LARGE);
     if (this.framing === 'close' || this.size < this.length) return null;
     // Bytes beyond the answer: the connection's framing is lost, it is not used again.
     if (this.size > this.length) this.keepAlive = false;
     return this.answer(Buffer.concat(this.parts, this.size).subarray(0, this.length));
   }
 
-  /** Chunks as they come: each "size CRLF data CRLF", then a last of size 0 and its trailers up to an empty line. */
+  /**
+   * Chunks as they come: each "size CRLF data CRLF", then a last of size 0 and its trailers up to an
+   * empty line. A chunk's data goes to the body as views of the reads it came in, never joined to
+   * what is still to be read: a single chunk as large as the cap, read 64 KiB at a time, is not
+   * copied again at every read.
+   */
   private chunked(chunk: Buffer): WireAnswer | null {
-    this.got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
-    if (this.got.length > MAX_ANSWER_BYTES + MAX_HEAD_BYTES) throw new Error('answer too large');
+    let data = chunk;
     for (;;) {
+      if (this.chunkLeft > 0) {
+        if (data.length === 0) return null;
+        const n = Math.min(this.chunkLeft, data.length);
+        this.parts.push(data.subarray(0, n));
+        this.size += n;
+        this.chunkLeft -= n;
+        this.chunkEnd = this.chunkLeft === 0;
+        data = data.subarray(n);
+        continue;
+      }
+      // Framing: what is left of it from the last read, then this one.
+      this.got = this.got.length === 0 ? data : Buffer.concat([this.got, data]);
+      data = EMPTY;
+      if (this.chunkEnd) {
+        if (this.got.length < 2) return null;
+        this.got = this.got.subarray(2);
+        this.chunkEnd = false;
+      }
       const lineEnd = this.got.indexOf(CRLF);
-      if (lineEnd === -1) return null;
+      if (lineEnd === -1) {
+        if (this.got.length > MAX_HEAD_BYTES) throw new Error('chunk size line too long');
+        return null;
+      }
       const size = parseInt(this.got.toString('latin1', 0, lineEnd).split(';')[0].trim(), 16);
       if (!Number.isFinite(size) || size < 0) throw new Error('bad chunk size');
+      // A chunk that would take the body over the cap is refused by its size line, before its data comes.
+      if (this.size + size > this.cap) throw new Error(ANSWER_TOO_LARGE);
       if (size === 0) {
-        // Trailers (usually none) end with an empty line.
+        // Trailers (usually none) end with an empty line; until they have come, the framing is read again.
         const trailersEnd = this.got.indexOf(CRLF, lineEnd + 2) === lineEnd + 2 ? lineEnd + 4 : this.got.indexOf(HEAD_END, lineEnd) + 4;
-        if (trailersEnd < 4 || trailersEnd > this.got.length) return null;
-        return this.answer(Buffer.concat(this.parts, this.size));
+        if (trailersEnd >= 4 && trailersEnd <= this.got.length) return this.answer(Buffer.concat(this.parts, this.size));
+        if (this.got.length > MAX_HEAD_BYTES) throw new Error('answer trailers too large');
+        return null;
       }
-      const dataEnd = lineEnd + 2 + size;
-      if (this.got.length < dataEnd + 2) return null;
-      this.size += size;
-      if (this.size > MAX_ANSWER_BYTES) throw new Error('answer too large');
-      this.parts.push(this.got.subarray(lineEnd + 2, dataEnd));
-      this.got = this.got.subarray(dataEnd + 2);
+      this.chunkLeft = size;
+      data = this.got.subarray(lineEnd + 2);
+      this.got = EMPTY;
     }
   }
 
@@ -146,17 +186,22 @@ export class Wire {
   private readonly idle: net.Socket[] = [];
   private readonly port: number;
 
-  constructor(private readonly origin: URL) {
+  /** `answerCap`: the most of an answer's body read (AnswerReader). */
+  constructor(
+    private readonly origin: URL,
+    private readonly answerCap = MAX_ANSWER_BYTES,
+  ) {
     this.port = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
   }
 
   /**
-   * Sends `request` (the head and body as they go out) and reads its answer within `timeoutMs`:
-   * the answer, or why there was none. Never rejects.
+   * Sends `request` (the head and body as they go out, in one buffer or in parts written together)
+   * and reads its answer within `timeoutMs`: the answer, or why there was none (ANSWER_TOO_LARGE
+   * for one over the cap). Never rejects.
    */
-  exchange(method: string, request: Buffer, timeoutMs: number): Promise<WireAnswer | string> {
+  exchange(method: string, request: Buffer | readonly Buffer[], timeoutMs: number): Promise<WireAnswer | string> {
     const socket = this.idle.pop() ?? this.connect();
-    const reader = new AnswerReader(method);
+    const reader = new AnswerReader(method, this.answerCap);
     return new Promise((resolve) => {
       const finish = (result: WireAnswer | string, reuse: boolean) => {
         clearTimeout(timer);
@@ -178,7 +223,10 @@ export class Wire {
       const onError = (e: Error) => finish(e.message, false);
       const timer = setTimeout(() => finish(`no answer within ${timeoutMs} ms`, false), timeoutMs);
       socket.on('data', onData).on('end', onEnd).on('close', onEnd).on('error', onError);
-      socket.write(request);
+      // Parts (a head, then a body not joined to it: a copy of a large body is not made again) go out in one write.
+      socket.cork();
+      for (const part of Buffer.isBuffer(request) ? [request] : request) socket.write(part);
+      socket.uncork();
     });
   }
 
