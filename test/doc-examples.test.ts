@@ -4,13 +4,14 @@
  * Each code block is marked (test/helpers/doc-examples.ts): `<!-- example: NAME -->` blocks are taken
  * from the Markdown and run here, `<!-- not run: why -->` blocks are shown only, `text` and `mermaid`
  * fences are samples; any other block fails the first test. The runs happen where a reader would be:
- * a copy of the checkout named student-info-service (its files as git lists them; its node_modules a link to this checkout's, what
- * `npm ci` installs; nothing here writes into it) and, beside it, the host app the Express page makes.
+ * a copy of the checkout named student-info-service (its files as git lists them; its node_modules a
+ * link to this checkout's, what `npm ci` installs, which nothing here writes into) and, beside it, the
+ * host app the Express page makes.
  * The only changes to a block's text: the README's curl calls go to the test's port instead of 8080
  * (`localhost:8080` replaced), and curl is wrapped in a shell function that adds the status code to
  * its output. Settings come from the environment, as the docs say (PORT=0: a free port, said in the
- * start line). npm prefers its cache (npm_config_prefer_offline): with the packages cached by an earlier
- * run (or `npm ci`'s), the host app's install needs no network.
+ * start line). npm prefers its cache (npm_config_prefer_offline): once an earlier run has cached
+ * what the host app's install resolves, it needs no network.
  */
 import { type ChildProcess, spawn, spawnSync } from 'child_process';
 import fs from 'fs';
