@@ -1,11 +1,12 @@
 import { availableParallelism } from 'node:os';
-import { type Limits, loadLimits } from './limits';
+import { type ConnectionLimits, type Limits, loadConnectionLimits, loadLimits } from './limits';
 import { absoluteUrl, ConfigError, type Env, flag, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
 import { loadShadow, type ShadowConfig } from './shadow';
 import { loadSms, type SmsConfig } from './sms';
 
 export { ConfigError } from './parse';
-export type { Limits } from './limits';
+export type { ConnectionLimits, Limits } from './limits';
+export { DEFAULT_CONNECTION_LIMIT_EXEMPT } from './limits';
 export type { SmsConfig, SmsGatewayKind, SmsHttpConfig } from './sms';
 export { SHADOW_MODES, type ShadowConfig, type ShadowMode } from './shadow';
 
@@ -42,6 +43,8 @@ export interface Config {
   /** The `<webServices><protocols>` of a legacy web.config: what this host answers. */
   protocols: ReadonlySet<Protocol>;
   limits: Limits;
+  /** What one client address may hold of the listener. */
+  connections: ConnectionLimits;
   sms: SmsConfig;
   /** Shadow traffic against the legacy host (SHADOW_URL), or null when off. */
   shadow: ShadowConfig | null;
@@ -149,6 +152,7 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     workers: workers(get('WORKERS', '1'), cpus),
     protocols: protocols(get('PROTOCOLS', DEFAULT_PROTOCOLS)),
     limits: loadLimits(get),
+    connections: loadConnectionLimits(get),
     sms: loadSms(get),
     shadow: loadShadow(get),
   };
