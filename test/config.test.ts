@@ -21,10 +21,18 @@ test('defaults', () => {
       maxUrlBytes: 4096,
       maxHeaderBytes: 16384,
       requestTimeoutMs: 30000,
+      headersTimeoutMs: 20000,
       keepAliveTimeoutMs: 65000,
       maxXmlDepth: 64,
       maxXmlElements: 10000,
       maxFormKeys: 1000,
+    },
+    connections: {
+      perAddress: 100,
+      exempt: [
+        { address: '127.0.0.1', family: 4, prefix: 32 },
+        { address: '::1', family: 6, prefix: 128 },
+      ],
     },
     logLevel: 'info',
     adminPort: 9464,
@@ -152,7 +160,21 @@ test('shadow settings', () => {
 
 test('limits are read from the environment', () => {
   const c = loadConfig({ MAX_BODY_BYTES: '1024', MAX_QUERY_BYTES: '100', REQUEST_TIMEOUT_MS: '500', MAX_XML_DEPTH: '8' });
-  expect(c.limits).toMatchObject({ maxBodyBytes: 1024, maxQueryBytes: 100, requestTimeoutMs: 500, maxXmlDepth: 8 });
+  // HEADERS_TIMEOUT_MS unset follows a REQUEST_TIMEOUT_MS shorter than its default down.
+  expect(c.limits).toMatchObject({ maxBodyBytes: 1024, maxQueryBytes: 100, requestTimeoutMs: 500, headersTimeoutMs: 500, maxXmlDepth: 8 });
+  expect(loadConfig({ HEADERS_TIMEOUT_MS: '5000' }).limits).toMatchObject({ headersTimeoutMs: 5000, requestTimeoutMs: 30000 });
+  expect(loadConfig({ HEADERS_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '60000' }).limits.headersTimeoutMs).toBe(60000);
+});
+
+test('the connection cap: MAX_CONNECTIONS_PER_ADDRESS (0: off) and CONNECTION_LIMIT_EXEMPT (empty: none)', () => {
+  expect(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '0', CONNECTION_LIMIT_EXEMPT: '' }).connections).toEqual({ perAddress: 0, exempt: [] });
+  expect(loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '20', CONNECTION_LIMIT_EXEMPT: ' 10.0.0.5, 2001:db8::/64' }).connections).toEqual({
+    perAddress: 20,
+    exempt: [
+      { address: '10.0.0.5', family: 4, prefix: 32 },
+      { address: '2001:db8::', family: 6, prefix: 64 },
+    ],
+  });
 });
 
 test('operations settings', () => {
@@ -188,6 +210,13 @@ test.each([
   [{ MAX_BODY_BYTES: '4mb' }, /^MAX_BODY_BYTES must be a whole number/],
   [{ MAX_QUERY_BYTES: '0' }, /^MAX_QUERY_BYTES /],
   [{ REQUEST_TIMEOUT_MS: '-1' }, /^REQUEST_TIMEOUT_MS /],
+  [{ HEADERS_TIMEOUT_MS: '0' }, /^HEADERS_TIMEOUT_MS must be a whole number/],
+  [{ HEADERS_TIMEOUT_MS: '40000' }, /^HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS \(30000\), got "40000"$/],
+  [{ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }, /^HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS \(10000\)/],
+  [{ MAX_CONNECTIONS_PER_ADDRESS: '-1' }, /^MAX_CONNECTIONS_PER_ADDRESS must be a whole number from 0/],
+  [{ MAX_CONNECTIONS_PER_ADDRESS: 'lots' }, /^MAX_CONNECTIONS_PER_ADDRESS /],
+  [{ CONNECTION_LIMIT_EXEMPT: 'the-proxy' }, /^CONNECTION_LIMIT_EXEMPT must be IP addresses or CIDR ranges/],
+  [{ CONNECTION_LIMIT_EXEMPT: '0.0.0.0/0' }, /^CONNECTION_LIMIT_EXEMPT .*a \/0 range exempts every caller \(raise the limit instead\)$/],
   [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
   [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
   [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],

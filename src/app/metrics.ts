@@ -1,6 +1,8 @@
 import client from 'prom-client';
+import type { ConnectionLimits } from '../config';
 import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
+import { ConnectionCap } from '../transport/connection-cap';
 import type { Exchange } from '../transport/exchange';
 
 /**
@@ -72,6 +74,42 @@ export function recordExchange(ex: Exchange, status: number, seconds: number): v
   if (ex.error !== undefined) storeErrors.inc({ endpoint, operation });
 }
 
+/**
+ * Metrics of the listening socket, kept by the process that accepts connections: the single process,
+ * or the cluster primary. Apart from the global registry, which is what each worker reports: the
+ * primary adds this one to its sum over them (listenerMetrics).
+ */
+const listenerRegistry = new client.Registry();
+let capSource: ConnectionCap | null = null;
+new client.Gauge({
+  name: 'asmx_connections_open',
+  help: 'Client connections open, as counted where they are accepted (for the per-address cap)',
+  registers: [listenerRegistry],
+  collect() {
+    this.set(capSource?.open ?? 0);
+  },
+});
+const refusedConnections = new client.Counter({
+  name: 'asmx_connections_refused_total',
+  help: 'Connections closed as soon as they were accepted, by reason (per_address: the address held MAX_CONNECTIONS_PER_ADDRESS)',
+  labelNames: ['reason'] as const,
+  registers: [listenerRegistry],
+});
+// Shown from the start: an alert on its rate needs the series before the first refusal.
+refusedConnections.inc({ reason: 'per_address' }, 0);
+
+/** The per-address cap of the process that accepts connections, with its count and refusals in the metrics. */
+export function connectionCap(limits: ConnectionLimits): ConnectionCap {
+  const cap = new ConnectionCap(limits, () => refusedConnections.inc({ reason: 'per_address' }));
+  capSource = cap;
+  return cap;
+}
+
+/** The listening socket's metrics, in the text format (the cluster primary's part of a scrape). */
+export function listenerMetrics(): Promise<string> {
+  return listenerRegistry.metrics();
+}
+
 export interface Scrape {
   contentType: string;
   body: string;
@@ -98,7 +136,7 @@ export async function withReadiness(metrics: Scrape, isReady: boolean): Promise<
 
 /** This process's metrics, in Prometheus's text format. */
 export async function scrape(): Promise<Scrape> {
-  return { contentType: registry.contentType, body: await registry.metrics() };
+  return { contentType: registry.contentType, body: `${await registry.metrics()}\n${await listenerMetrics()}` };
 }
 
 /**

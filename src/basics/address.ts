@@ -2,8 +2,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 /**
  * IP addresses as text, in one place: the forms proxies write into X-Forwarded-For, the ranges an
- * operator writes into SMS_LIMIT_EXEMPT, and the key a caller is counted under. Pure functions: the
- * transport decides which entry to believe, the SMS limits what to do with it.
+ * operator writes into SMS_LIMIT_EXEMPT and CONNECTION_LIMIT_EXEMPT, and the key a caller is counted
+ * under. Pure functions: the transport decides which entry to believe, the limits what to do with it.
  */
 
 /**
@@ -95,7 +95,7 @@ export function parseRange(text: string): AddressRange | string {
   const prefix = prefixText === undefined ? max : Number(prefixText) - shift;
   if (prefix > max || prefix < 0) return `the prefix length must be from ${shift + 1} to ${max + shift}`;
   // /0 is everyone: not an exemption but the limit turned off, which is almost certainly a mistake.
-  if (prefix === 0) return 'a /0 range exempts every caller (raise SMS_LIMIT_PER_ADDRESS instead)';
+  if (prefix === 0) return 'a /0 range exempts every caller (raise the limit instead)';
   return { address: textOf(masked(bytesOf(address), prefix)), family, prefix };
 }
 

@@ -1,13 +1,14 @@
 import { isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { LIMIT_SETTINGS, type Limits, loadLimits } from './limits';
+import { CONNECTION_SETTINGS, type ConnectionLimits, LIMIT_SETTINGS, type Limits, loadConnectionLimits, loadLimits } from './limits';
 import { nearMisses } from './near-miss';
 import { absoluteUrl, ConfigError, type Env, flag, type Getter, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
 import { loadShadow, SHADOW_SETTINGS, type ShadowConfig } from './shadow';
 import { loadSms, SMS_SETTINGS, type SmsConfig } from './sms';
 
 export { ConfigError } from './parse';
-export type { Limits } from './limits';
+export type { ConnectionLimits, Limits } from './limits';
+export { DEFAULT_CONNECTION_LIMIT_EXEMPT } from './limits';
 export type { SmsConfig, SmsGatewayKind, SmsHttpConfig } from './sms';
 export { SHADOW_MODES, type ShadowConfig, type ShadowMode } from './shadow';
 
@@ -37,7 +38,7 @@ const SERVICE_SETTINGS = [
  * these, so the type check fails on one read but not listed) and reads each of them
  * (test/config.test.ts); a variable not in this list is not a setting (near-miss.ts).
  */
-export const SETTINGS = [...SERVICE_SETTINGS, ...SMS_SETTINGS, ...SHADOW_SETTINGS, ...LIMIT_SETTINGS] as const;
+export const SETTINGS = [...SERVICE_SETTINGS, ...SMS_SETTINGS, ...SHADOW_SETTINGS, ...LIMIT_SETTINGS, ...CONNECTION_SETTINGS] as const;
 export type Setting = (typeof SETTINGS)[number];
 const isSetting = (name: string): name is Setting => (SETTINGS as readonly string[]).includes(name);
 
@@ -84,6 +85,8 @@ export interface Config {
   /** The `<webServices><protocols>` of a legacy web.config: what this host answers. */
   protocols: ReadonlySet<Protocol>;
   limits: Limits;
+  /** What one client address may hold of the listener. */
+  connections: ConnectionLimits;
   sms: SmsConfig;
   /** Shadow traffic against the legacy host (SHADOW_URL), or null when off. */
   shadow: ShadowConfig | null;
@@ -194,6 +197,7 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     workers: workers(get('WORKERS', '1'), cpus),
     protocols: protocols(get('PROTOCOLS', DEFAULT_PROTOCOLS)),
     limits: loadLimits(get),
+    connections: loadConnectionLimits(get),
     sms: loadSms(get),
     shadow: loadShadow(get),
     // Object.keys, not a read of every setting: only what the environment holds is looked at.

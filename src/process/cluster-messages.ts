@@ -2,7 +2,17 @@ import type { Readiness } from './admin';
 
 /**
  * What the cluster primary and its workers say to each other over IPC (besides prom-client's own).
- * `connection` comes with the socket of a connection the primary accepted.
+ * `connection` comes with the socket of a connection the primary accepted, numbered; the worker says
+ * `closed` with that number once the connection has closed (the primary counts connections per
+ * address, transport/connection-cap.ts).
  */
-export type ToWorker = { type: 'shutdown' } | { type: 'readyz?'; id: number } | { type: 'connection' } | { type: 'metrics?'; id: number; names: string[] };
-export type ToPrimary = { type: 'serving' } | ({ type: 'readyz'; id: number } & Readiness) | { type: 'metrics'; id: number; text: string };
+export type ToWorker =
+  | { type: 'shutdown' }
+  | { type: 'readyz?'; id: number }
+  | { type: 'connection'; connection: number }
+  | { type: 'metrics?'; id: number; names: string[] };
+export type ToPrimary =
+  | { type: 'serving' }
+  | ({ type: 'readyz'; id: number } & Readiness)
+  | { type: 'metrics'; id: number; text: string }
+  | { type: 'closed'; connection: number };

@@ -3,12 +3,14 @@ import type http from 'node:http';
 import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
+import { connectionCap, listenerMetrics } from '../app/metrics';
 import { type Console, createConsole } from '../console';
 import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 import { ADMIN_LISTENER, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
+import { Handovers, type Ticket } from '../transport/connection-cap';
 import { openStoreOrExit } from './server';
 import { Restarts, RESTART_POLICY } from './restarts';
 import { isStopping, markStopping } from './shutdown';
@@ -36,7 +38,9 @@ const EXIT_MARGIN_MS = 2000;
  * than leaving that to the cluster module's shared handle: so that on shutdown the port is closed
  * first (new connections are refused, as by a single process) before any worker drains. With the
  * shared handle the port stays open until the last worker has closed, and connections accepted in
- * that window are reset.
+ * that window are reset. Holding the socket, it also caps the connections per client address
+ * (transport/connection-cap.ts) before any worker sees one; each worker says when a connection it
+ * was handed closes, and a worker's end releases all of its.
  */
 export async function runPrimary(config: Config): Promise<void> {
   // Migrations run here, once, before any worker opens the file; the counts are for the start line.
@@ -46,27 +50,43 @@ export async function runPrimary(config: Config): Promise<void> {
   if (config.adminPort === 0) await store.close();
 
   const serving: Worker[] = [];
-  const waiting: net.Socket[] = [];
+  const waiting: { socket: net.Socket; ticket: Ticket }[] = [];
   let turn = 0;
   let announced = false;
   let exitCode = 0;
-  /** While the listener closes, connections are held (closeListener has them), handed over after. */
-  let holding = false;
+  const cap = connectionCap(config.connections);
+  const handedOver = new Handovers<Worker>();
+  /** While the listener closes, connections are held here, handed over once it has closed. */
+  let held: { socket: net.Socket; ticket: Ticket }[] | null = null;
 
-  const listener = net.createServer({ pauseOnConnect: true }, (socket) => holding || dispatch(socket));
+  const listener = net.createServer({ pauseOnConnect: true }, accept);
   const port = await listenOrExit(listener, config.port, config.host, SERVICE_LISTENER);
 
-  function dispatch(socket: net.Socket): void {
+  function accept(socket: net.Socket): void {
+    const ticket = cap.admit(socket.remoteAddress);
+    if (ticket === null) return void socket.destroy();
+    dispatch(socket, ticket);
+  }
+
+  function dispatch(socket: net.Socket, ticket: Ticket): void {
+    if (held !== null) {
+      held.push({ socket, ticket });
+      return;
+    }
     if (serving.length === 0) {
-      waiting.push(socket);
+      waiting.push({ socket, ticket });
       return;
     }
     const worker = serving[turn++ % serving.length]!;
-    worker.send({ type: 'connection' } satisfies ToWorker, socket, (err) => {
-      // The worker died between its turn and the handover: another one takes the connection.
-      if (err !== null && !socket.destroyed) {
+    const connection = handedOver.add(worker, ticket);
+    worker.send({ type: 'connection', connection } satisfies ToWorker, socket, (err) => {
+      if (err === null) return;
+      handedOver.closed(worker, connection);
+      // The worker died between its turn and the handover: another one takes the connection,
+      // counted afresh (the worker's end may have released it already).
+      if (!socket.destroyed) {
         remove(worker);
-        dispatch(socket);
+        accept(socket);
       }
     });
   }
@@ -84,11 +104,12 @@ export async function runPrimary(config: Config): Promise<void> {
     const worker = cluster.fork();
     let steady: NodeJS.Timeout | undefined;
     worker.on('message', (m: ToPrimary) => {
+      if (m.type === 'closed') handedOver.closed(worker, m.connection);
       if (m.type !== 'serving') return;
       serving.push(worker);
       restarts.started();
       steady = setTimeout(() => restarts.steady(), RESTART_POLICY.steadyMs).unref();
-      for (const socket of waiting.splice(0)) dispatch(socket);
+      for (const { socket, ticket } of waiting.splice(0)) dispatch(socket, ticket);
       if (!announced && serving.length === config.workers) {
         announced = true;
         log.info(startLine(config, port, counts, config.workers), { sms: smsSummary(config.sms) });
@@ -98,6 +119,7 @@ export async function runPrimary(config: Config): Promise<void> {
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    handedOver.gone(worker);
     const wasServing = remove(worker);
     if (isStopping()) {
       if (code !== 0) exitCode = 1;
@@ -124,7 +146,8 @@ export async function runPrimary(config: Config): Promise<void> {
   let cutover: Console | null = null;
   if (config.adminPort !== 0) {
     const aggregator = new client.AggregatorRegistry();
-    const metrics = async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+    // The workers' metrics summed, and the listening socket's, which only this process keeps.
+    const metrics = async () => ({ contentType: aggregator.contentType, body: `${await aggregator.clusterMetrics()}\n${await listenerMetrics()}` });
     const readiness = () => clusterReadiness(serving);
     cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store });
     admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover });
@@ -157,10 +180,16 @@ export async function runPrimary(config: Config): Promise<void> {
    */
   async function closeThenStopWorkers(): Promise<void> {
     if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
-    holding = true;
-    for (const socket of await closeListener(listener)) dispatch(socket);
+    held = [];
+    await closeListener(listener);
+    const closed = held;
+    held = null;
+    for (const { socket, ticket } of closed) dispatch(socket, ticket);
     // Still waiting for a worker that will not come now.
-    for (const socket of waiting.splice(0)) socket.destroy();
+    for (const { socket, ticket } of waiting.splice(0)) {
+      socket.destroy();
+      ticket.release();
+    }
     for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
     if (Object.keys(cluster.workers ?? {}).length === 0) finish();
   }

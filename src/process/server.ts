@@ -8,11 +8,12 @@ import type { OpenOptions } from '../store/migrations';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
 import { createSms, type Sms, smsReadiness, smsSummary } from '../sms';
+import { capConnections } from '../transport/connection-cap';
 import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
 import { ADMIN_LISTENER, exitStart, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
-import { scrape, scrapeOnly, watchStore } from '../app/metrics';
+import { connectionCap, scrape, scrapeOnly, watchStore } from '../app/metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
 import { type ToPrimary, type ToWorker } from './cluster-messages';
 import { onStopSignals } from './signals';
@@ -64,9 +65,13 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
 
   if (role === 'worker') {
     // The primary listens and hands each connection over (see cluster.ts for why).
-    const send = (m: ToPrimary) => process.send?.(m);
+    // Once the primary is gone a send fails; that failure is not this worker's to crash on.
+    const send = (m: ToPrimary) => void (process.connected && process.send?.(m, undefined, undefined, () => undefined));
     process.on('message', (m: ToWorker, socket?: net.Socket) => {
-      if (m.type === 'connection' && socket !== undefined) {
+      if (m.type === 'connection') {
+        // The primary counts the connection against its address until told it closed.
+        if (socket === undefined) return send({ type: 'closed', connection: m.connection });
+        socket.once('close', () => send({ type: 'closed', connection: m.connection }));
         server.emit('connection', socket);
         socket.resume();
       } else if (m.type === 'shutdown') stop('primary');
@@ -79,6 +84,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
     return;
   }
 
+  capConnections(server, connectionCap(config.connections));
   const port = await listenOrExit(server, config.port, config.host, SERVICE_LISTENER);
   // Both listeners open before the start line: a start that fails on the admin port never said "listening".
   if (config.adminPort !== 0) {

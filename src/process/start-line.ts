@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { rangeText } from '../basics/address';
-import type { Config } from '../config';
+import { type Config, DEFAULT_CONNECTION_LIMIT_EXEMPT } from '../config';
 import { ENDPOINTS } from '../contract/operations';
 import { redactUrl } from '../store/postgres';
 import type { RowCounts } from '../store/store';
@@ -39,7 +39,12 @@ function shadowPart({ shadow }: Config): string {
 }
 
 /** Said at start because an exemption is a hole in a limit: the operator sees exactly whose. */
-function exemptPart({ sms }: Config): string {
-  if (sms.limitExempt.length === 0) return '';
-  return `; SMS per-address limit not applied to ${sms.limitExempt.map(rangeText).join(', ')} (the per-phone limit and the global budgets still are)`;
+function exemptPart({ sms, connections }: Config): string {
+  const smsPart =
+    sms.limitExempt.length === 0 ? '' : `; SMS per-address limit not applied to ${sms.limitExempt.map(rangeText).join(', ')} (the per-phone limit and the global budgets still are)`;
+  const exempt = connections.exempt.map(rangeText);
+  // The default (a proxy on this machine) is no hole seen from the network: not repeated at every start.
+  const named = connections.perAddress > 0 && exempt.length > 0 && exempt.join(',') !== DEFAULT_CONNECTION_LIMIT_EXEMPT;
+  const connectionPart = named ? `; connections per address not capped for ${exempt.join(', ')}` : '';
+  return smsPart + connectionPart;
 }

@@ -6,8 +6,9 @@ import { declaredTooLarge } from './body';
 
 /**
  * The HTTP listener, with the limits IIS's kernel listener (http.sys) enforces before a request
- * reaches ASP.NET: header size, time to send a whole request, idle keep-alive time. A request the
- * parser refuses gets http.sys's answer, complete, and its connection is closed without a reset.
+ * reaches ASP.NET: header size, time to send the headers and the whole request, idle keep-alive
+ * time. A request the parser refuses gets http.sys's answer, complete, and its connection is closed
+ * without a reset.
  */
 
 /** How long a refused connection keeps draining what the client still sends, so it reads our answer. */
@@ -20,9 +21,11 @@ export function createServer(limits: Limits, handler: http.RequestListener): htt
     {
       maxHeaderSize: limits.maxHeaderBytes,
       requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: limits.requestTimeoutMs,
+      // Sooner than the whole request: a client dribbling its headers a byte at a time holds a
+      // connection (and a file descriptor) this long at most, and gets the same 408.
+      headersTimeout: limits.headersTimeoutMs,
       // The time-outs are checked on this period; the default (30 s) would let them overrun by as much.
-      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.requestTimeoutMs / 4)),
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
     },
     handler,
   );
