@@ -1,4 +1,3 @@
-import http from 'http';
 import net from 'net';
 import { HostErrors } from '../src/basics/errors';
 import { log } from '../src/basics/log';
@@ -110,16 +109,7 @@ async function metric(s: Service, series: string): Promise<number> {
 }
 /** GetTokenDevice on a new connection from `from`: the whole answer's status and body. */
 function tokenFrom(port: number, from: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: TOKEN_PATH, localAddress: from, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
+  return request(port, TOKEN_PATH, { localAddress: from });
 }
 
 const REFUSED = 'asmx_connections_refused_total{reason="per_address"}';

@@ -161,10 +161,10 @@ export interface Reply {
   body: string;
 }
 
-export function request(port: number, pathAndQuery: string, init: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent | false } = {}): Promise<Reply> {
+export function request(port: number, pathAndQuery: string, init: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent | false; localAddress?: string } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers, agent: init.agent ?? false },
+      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers, agent: init.agent ?? false, localAddress: init.localAddress },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
