@@ -21,6 +21,7 @@ const DROP_REASONS = [
   ['bytes', 'over SHADOW_QUEUE_BYTES'],
   ['answer_bytes', 'answer over the cap, not compared'],
   ['copier_exit', 'copier ended'],
+  ['stop', 'service stopped first'],
 ] as const;
 /** A body shown side by side is cut here: the log keeps 64 KB, a screen shows far less. */
 const SHOWN = 16 * 1024;

@@ -98,9 +98,10 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));
     },
     async close() {
+      // The copies in flight go to the app on loopback: it serves them until they have settled.
+      await closeAll(mirror, report);
       loopback?.closeAllConnections();
       loopback?.close();
-      await closeAll(mirror, report);
     },
   };
 }
