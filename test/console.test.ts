@@ -9,7 +9,6 @@ import { createConsole } from '../src/console';
 import { History, KEPT_MINUTES } from '../src/console/history';
 import { renderPage } from '../src/console/page';
 import { parseMetrics } from '../src/console/prom-text';
-import { Totals, totalsFile } from '../src/console/totals';
 import { judge } from '../src/console/verdict';
 import type { ConsoleView } from '../src/console/view';
 import { createAdminServer } from '../src/process/admin';
@@ -90,33 +89,6 @@ describe('history', () => {
     h.record(hist(100, 98), T0 + MIN);
     expect(h.quantiles(0.5, T0 + MIN, 2, 1)).toEqual([null, 0.001]);
     expect(h.quantiles(0.99, T0 + MIN, 2, 1)).toEqual([null, 0.1]);
-  });
-});
-
-describe('the verdict totals', () => {
-  const shadow = (match: number, difference: number, noise = 0) =>
-    parseMetrics(
-      [
-        `asmx_shadow_exchanges_total{operation="a",binding="b",outcome="match"} ${match}`,
-        `asmx_shadow_exchanges_total{operation="a",binding="b",outcome="difference"} ${difference}`,
-        `asmx_shadow_exchanges_total{operation="a",binding="b",outcome="noise"} ${noise}`,
-      ].join('\n'),
-    );
-
-  test('are added across restarts in the file beside the differences log; an unreadable file starts from zero', () => {
-    const file = totalsFile(path.join(tmp, 'totals', 'shadow-differences.jsonl'));
-    expect(path.basename(file)).toBe('shadow-differences-totals.json');
-    const first = new Totals(file);
-    first.update(shadow(10, 1, 2), T0);
-    first.save();
-    // A restarted process: its counters start again from zero, the file keeps what was counted.
-    const second = new Totals(file);
-    expect(second.current).toEqual({ since: new Date(T0).toISOString(), compared: 13, real: 1, noise: 2 });
-    second.update(shadow(5, 0), T0 + 2 * 86_400_000);
-    second.save();
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ since: new Date(T0).toISOString(), compared: 18, real: 1, noise: 2 });
-    fs.writeFileSync(file, '{not json');
-    expect(new Totals(file).current).toEqual({ since: null, compared: 0, real: 0, noise: 0 });
   });
 });
 

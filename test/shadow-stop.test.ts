@@ -1,8 +1,7 @@
 import fs from 'fs';
-import http from 'http';
-import type net from 'net';
 import os from 'os';
 import path from 'path';
+import { legacyHost, until } from './helpers/legacy-host';
 import { MAIN, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /**
@@ -14,39 +13,6 @@ import { MAIN, request, type Service, servicesPerTest, TOKEN_PATH } from './help
  */
 
 const service = servicesPerTest();
-
-/** A stand-in legacy host: answers each copy (after `hold` resolves, when given) and counts them. */
-export async function legacyHost(hold?: () => Promise<void>): Promise<{ url: string; received: () => number; answered: () => number; close(): void }> {
-  let received = 0;
-  let answered = 0;
-  const sockets = new Set<net.Socket>();
-  const server = http.createServer((req, res) => {
-    received += 1;
-    req.resume();
-    void (hold?.() ?? Promise.resolve()).then(() => {
-      res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' });
-      res.end('<?xml version="1.0" encoding="utf-8"?><string xmlns="http://tempuri.org/">the legacy answer</string>');
-      answered += 1;
-    });
-  });
-  server.on('connection', (s) => (sockets.add(s), s.once('close', () => sockets.delete(s))));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    received: () => received,
-    answered: () => answered,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
-
-/** Resolves once `cond` holds, checked every 20 ms (the time-out is jest's). */
-export async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}
 
 const alive = (pid: number): boolean => {
   try {

@@ -38,7 +38,8 @@ export function judge(v: ConsoleView): Verdict {
     const t = v.shadow.totals;
     const over = t.since === null ? '' : ` over ${span(v.now - Date.parse(t.since))}`;
     line = `${plural(t.compared, 'request')} compared${over}, ${plural(t.real, 'real difference')}${t.noise > 0 ? ` (and ${t.noise} noise)` : ''}.`;
-    if (t.compared === 0) blockers.push('No request compared yet: send traffic through the service (or wait for it).');
+    if (v.shadow.totalsError != null) blockers.push(`The shadow totals cannot be read from the store: ${v.shadow.totalsError}.`);
+    else if (t.compared === 0) blockers.push('No request compared yet: send traffic through the service (or wait for it).');
     if (t.real > 0) blockers.push(`${plural(t.real, 'real difference')} with the legacy host: see Shadowing below.`);
   }
   if (v.sms.notSending !== undefined) blockers.push(`${v.sms.notSending}.`);

@@ -85,7 +85,7 @@ export interface Compared {
   compared: number;
   real: number;
   noise: number;
-  /** When the first of them was settled here (ISO). */
+  /** When the first of them was settled, in the copier (ISO). */
   first: string;
 }
 
@@ -239,9 +239,9 @@ export class Mirror {
     child.channel?.unref();
     jobs.unref();
     const running = { child, jobs };
-    child.on('message', ({ tallies, each, bytes }: Settled) => {
+    child.on('message', ({ tallies, each, bytes, first: settledAt }: Settled) => {
       if (this.running !== running) return;
-      const first = new Date().toISOString();
+      const first = new Date(settledAt).toISOString();
       const kept = { compared: 0, real: 0, noise: 0 };
       this.budget.give(bytes);
       for (const tally of tallies) {
