@@ -18,7 +18,7 @@ import { request, startService, TOKEN_PATH } from './helpers/service';
 
 /**
  * The cut-over console's parts: the metrics text read back, the per-minute history (bounded, resets,
- * windows), the verdict's totals kept across restarts, the verdict, and the page: escaped, masked,
+ * windows), the verdict and its coverage, and the page: escaped, masked,
  * served with its CSP on the admin listener. The browser test (console-browser.test.ts) shows it live.
  */
 
