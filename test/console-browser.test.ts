@@ -114,6 +114,10 @@ describeBrowser('the console in chromium', () => {
     expect(await d.locator('pre.ours mark').innerText()).toContain('fcm:APA91bH-token-1001');
 
     expect(await page.locator('#verdict').innerText()).toMatch(/^Not yet: 4 requests compared over .*, 1 real difference\./);
+    // Beside the verdict, its coverage: every copied request answered was compared (AuthCode is not copied).
+    expect(await page.locator('#verdict #verdict-coverage').innerText()).toBe(
+      'Coverage: 100.0% of the answered requests compared (4 / 4, last day; at least 99% overall and per operation): GetAboutUs 100.0% (1 / 1), GetTokenDevice 100.0% (3 / 3).',
+    );
     expect(await page.locator('#shadow-table').innerText()).toMatch(/GetTokenDevice\s+2\s+1\s+0/);
     expect(await page.locator('svg').count()).toBeGreaterThan(10);
     expect(await page.locator('script').count()).toBe(0);

@@ -9,7 +9,6 @@ import { createConsole } from '../src/console';
 import { History, KEPT_MINUTES } from '../src/console/history';
 import { renderPage } from '../src/console/page';
 import { parseMetrics } from '../src/console/prom-text';
-import { Totals, totalsFile } from '../src/console/totals';
 import { judge } from '../src/console/verdict';
 import type { ConsoleView } from '../src/console/view';
 import { createAdminServer } from '../src/process/admin';
@@ -19,7 +18,7 @@ import { request, startService, TOKEN_PATH } from './helpers/service';
 
 /**
  * The cut-over console's parts: the metrics text read back, the per-minute history (bounded, resets,
- * windows), the verdict's totals kept across restarts, the verdict, and the page: escaped, masked,
+ * windows), the verdict and its coverage, and the page: escaped, masked,
  * served with its CSP on the admin listener. The browser test (console-browser.test.ts) shows it live.
  */
 
@@ -93,42 +92,36 @@ describe('history', () => {
   });
 });
 
-describe('the verdict totals', () => {
-  const shadow = (match: number, difference: number, noise = 0) =>
-    parseMetrics(
-      [
-        `asmx_shadow_exchanges_total{operation="a",binding="b",outcome="match"} ${match}`,
-        `asmx_shadow_exchanges_total{operation="a",binding="b",outcome="difference"} ${difference}`,
-        `asmx_shadow_exchanges_total{operation="a",binding="b",outcome="noise"} ${noise}`,
-      ].join('\n'),
-    );
+const NOW = T0 + 3 * 86_400_000;
 
-  test('are added across restarts in the file beside the differences log; an unreadable file starts from zero', () => {
-    const file = totalsFile(path.join(tmp, 'totals', 'shadow-differences.jsonl'));
-    expect(path.basename(file)).toBe('shadow-differences-totals.json');
-    const first = new Totals(file);
-    first.update(shadow(10, 1, 2), T0);
-    first.save();
-    // A restarted process: its counters start again from zero, the file keeps what was counted.
-    const second = new Totals(file);
-    expect(second.current).toEqual({ since: new Date(T0).toISOString(), compared: 13, real: 1, noise: 2 });
-    second.update(shadow(5, 0), T0 + 2 * 86_400_000);
-    second.save();
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ since: new Date(T0).toISOString(), compared: 18, real: 1, noise: 2 });
-    fs.writeFileSync(file, '{not json');
-    expect(new Totals(file).current).toEqual({ since: null, compared: 0, real: 0, noise: 0 });
-  });
-});
+/**
+ * The console's history after two reads a minute apart: requests answered and compared per operation
+ * (`[answered, compared]`), all over httpget and matched.
+ */
+function traffic(ops: Record<string, [number, number]>): History {
+  const h = new History();
+  const text = (scale: number) =>
+    Object.entries(ops)
+      .flatMap(([op, [answered, compared]]) => [
+        `asmx_requests_total{endpoint="E",operation="${op}",binding="httpget",status="200"} ${answered * scale}`,
+        `asmx_shadow_exchanges_total{operation="${op}",binding="httpget",outcome="match"} ${compared * scale}`,
+      ])
+      .join('\n');
+  h.record(parseMetrics(text(0)), NOW - MIN);
+  h.record(parseMetrics(text(1)), NOW);
+  return h;
+}
 
 /** A view as the console reads it, with what a test changes. */
 function view(over: Partial<ConsoleView> = {}, env: Record<string, string> = {}): ConsoleView {
   const config = loadConfig({ SHADOW_URL: 'http://user:secret@legacy-host/', SMS_GATEWAY: 'log', ...env });
   return {
-    now: T0 + 3 * 86_400_000,
+    now: NOW,
     config,
     ready: { ready: true },
     samples: [],
-    history: new History(),
+    // AuthCode has effects: never copied, so not in the coverage.
+    history: traffic({ GetTokenDevice: [1000, 1000], GetAboutUs: [200, 199], AuthCode: [50, 0] }),
     sms: { notSending: undefined, counts: { pending: 0, delivered: 3, failed: 0, expired: 0 }, oldestPending: null, failures: [], storeError: null },
     shadow: { totals: { since: new Date(T0).toISOString(), compared: 1234, real: 0, noise: 0 }, latest: [] },
     ...over,
@@ -137,7 +130,34 @@ function view(over: Partial<ConsoleView> = {}, env: Record<string, string> = {})
 
 describe('the verdict', () => {
   test('safe: requests compared over days, no real difference, ready, codes sent', () => {
-    expect(judge(view())).toEqual({ go: true, line: '1234 requests compared over 3 days, 0 real differences.', blockers: [] });
+    const verdict = judge(view());
+    expect(verdict).toMatchObject({ go: true, line: '1234 requests compared over 3 days, 0 real differences.', blockers: [] });
+    expect(verdict.coverage).toEqual({
+      overall: { operation: '', answered: 1200, compared: 1199 },
+      operations: [
+        { operation: 'GetAboutUs', answered: 200, compared: 199 },
+        { operation: 'GetTokenDevice', answered: 1000, compared: 1000 },
+      ],
+    });
+    expect(renderPage(view())).toContain(
+      '<p id="verdict-coverage">Coverage: 99.9% of the answered requests compared (1,199 / 1,200, last day; at least 99% overall and per operation): GetAboutUs 99.5% (199 / 200), GetTokenDevice 100.0% (1,000 / 1,000).</p>',
+    );
+  });
+
+  test('thin coverage refuses the switch: overall, or one operation with traffic, under 99%, or none measured since the start', () => {
+    const thinOne = judge(view({ history: traffic({ GetTokenDevice: [10_000, 10_000], GetStudentSchool: [100, 90] }) }));
+    expect(thinOne.go).toBe(false);
+    expect(thinOne.blockers).toEqual(['GetStudentSchool: 90.0% compared (90 of 100), under 99%.']);
+    const thinAll = judge(view({ history: traffic({ GetTokenDevice: [1000, 980] }) }));
+    expect(thinAll.blockers).toEqual([
+      'Coverage 98.0% (980 of 1000 answered requests compared) is under 99%: see Dropped and "without a legacy answer" below.',
+      'GetTokenDevice: 98.0% compared (980 of 1000), under 99%.',
+    ]);
+    // 999 of 1000 is 99.9%, never shown as 100% while one is missing.
+    expect(judge(view({ history: traffic({ GetTokenDevice: [1000, 999] }) })).go).toBe(true);
+    expect(judge(view({ history: new History() })).blockers).toEqual([
+      'No copied request answered since this process started: the coverage (compared / answered) is not measured yet.',
+    ]);
   });
 
   test('each blocker named: real differences, not ready, no gateway, a queue that does not drain, shadowing off', () => {
@@ -146,6 +166,7 @@ describe('the verdict', () => {
         ready: { ready: false, reason: 'store: gone' },
         sms: { notSending: 'SMS: codes are queued, not sent', counts: null, oldestPending: new Date(T0 + 3 * 86_400_000 - 5 * MIN).toISOString(), failures: [], storeError: null },
         shadow: { totals: { since: new Date(T0).toISOString(), compared: 50, real: 2, noise: 7 }, latest: [] },
+        history: traffic({ GetTokenDevice: [60, 50] }),
       }),
     );
     expect(blocked.go).toBe(false);
@@ -153,6 +174,8 @@ describe('the verdict', () => {
     expect(blocked.blockers).toEqual([
       'Not ready: store: gone.',
       '2 real differences with the legacy host: see Shadowing below.',
+      'Coverage 83.3% (50 of 60 answered requests compared) is under 99%: see Dropped and "without a legacy answer" below.',
+      'GetTokenDevice: 83.3% compared (50 of 60), under 99%.',
       'SMS: codes are queued, not sent.',
       'A code has waited 5 minutes to be sent: sending is behind.',
     ]);

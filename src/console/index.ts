@@ -1,13 +1,12 @@
 import { log } from '../basics/log';
 import type { Config } from '../config';
 import { smsReadiness } from '../sms/summary';
-import type { Store } from '../store/store';
+import { NO_TOTALS, type ShadowTotals, type Store } from '../store/store';
 import { latestDifferences } from './differences';
 import { History, TRACKED_METRICS } from './history';
 import { renderPage } from './page';
 import { parseMetrics, type Sample } from './prom-text';
 import { STYLE } from './style';
-import { Totals, totalsFile } from './totals';
 import type { ConsoleView } from './view';
 
 /**
@@ -63,7 +62,6 @@ const PAGE_HEADERS = {
 export function createConsole(sources: ConsoleSources): Console {
   const history = new History();
   const shadow = sources.config.shadow;
-  const totals = new Totals(shadow?.log == null ? null : totalsFile(shadow.log));
 
   // One read at a time, recorded in the order asked: a page view and the timer's read overlapping
   // must not record an older scrape after a newer one (it would look like a counter going down).
@@ -73,7 +71,6 @@ export function createConsole(sources: ConsoleSources): Console {
       const samples = parseMetrics(await sources.metrics(READ));
       const now = Date.now();
       history.record(samples, now);
-      if (shadow !== null) totals.update(samples, now);
       return samples;
     });
     reading = next.catch(() => undefined);
@@ -85,7 +82,7 @@ export function createConsole(sources: ConsoleSources): Console {
   const timer = setInterval(tick, SAMPLE_MS).unref();
 
   const view = async (): Promise<ConsoleView> => {
-    const [samples, ready, outbox] = await Promise.all([sample(), sources.readiness(), readOutbox(sources.store)]);
+    const [samples, ready, outbox, totals] = await Promise.all([sample(), sources.readiness(), readOutbox(sources.store), shadow === null ? null : readTotals(sources.store)]);
     return {
       now: Date.now(),
       config: sources.config,
@@ -93,7 +90,7 @@ export function createConsole(sources: ConsoleSources): Console {
       samples,
       history,
       sms: { notSending: smsReadiness(sources.config.sms), ...outbox },
-      shadow: shadow === null ? null : { totals: { ...totals.current }, latest: latestDifferences(shadow.log, LATEST) },
+      shadow: shadow === null || totals === null ? null : { ...totals, latest: latestDifferences(shadow.log, LATEST) },
     };
   };
 
@@ -108,9 +105,17 @@ export function createConsole(sources: ConsoleSources): Console {
     },
     close() {
       clearInterval(timer);
-      totals.save();
     },
   };
+}
+
+/** The verdict's totals, written by each serving process as its comparisons settle (shadow/mirror.ts). */
+async function readTotals(store: Store): Promise<{ totals: ShadowTotals; totalsError: string | null }> {
+  try {
+    return { totals: await store.shadowTotals(), totalsError: null };
+  } catch (e) {
+    return { totals: NO_TOTALS, totalsError: (e as Error).message };
+  }
 }
 
 async function readOutbox(store: Store): Promise<Omit<ConsoleView['sms'], 'notSending'>> {

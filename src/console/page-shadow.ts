@@ -21,6 +21,7 @@ const DROP_REASONS = [
   ['bytes', 'over SHADOW_QUEUE_BYTES'],
   ['answer_bytes', 'answer over the cap, not compared'],
   ['copier_exit', 'copier ended'],
+  ['stop', 'service stopped first'],
 ] as const;
 /** A body shown side by side is cut here: the log keeps 64 KB, a screen shows far less. */
 const SHOWN = 16 * 1024;
@@ -57,7 +58,7 @@ export function shadowSection(v: ConsoleView): string {
 <p>${e(shadow.mode)}: each request also goes to ${e(site(shadow.url))}. ${e(secondary)}</p>
 <p id="shadow-totals">${count(t.compared)} compared, ${count(t.compared - t.real - t.noise)} matched, <span class="${t.real > 0 ? 'bad' : 'ok'}">${count(
     t.real,
-  )} real differences</span>, ${count(t.noise)} noise (${e(since)}; kept in the totals file beside SHADOW_LOG, across restarts).
+  )} real differences</span>, ${count(t.noise)} noise (${e(since)}; kept in the store, across restarts).
 Since this process started: ${count(total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'legacy_error' }))} without a legacy answer, ${dropped(v)}.</p>
 <table id="shadow-table"><tr><th>Operation (last day)</th>${OUTCOMES.map(([, head]) => `<th>${head}</th>`).join('')}</tr>
 ${rows === '' ? `<tr><td colspan="${OUTCOMES.length + 1}">nothing compared yet</td></tr>` : rows}</table>

@@ -4,6 +4,7 @@ import { total } from './prom-text';
 import { shadowSection } from './page-shadow';
 import { smsSection } from './page-sms';
 import type { Line } from './svg';
+import { COVERAGE_MIN, type Coverage, percent } from './coverage';
 import { judge } from './verdict';
 import type { ConsoleView } from './view';
 
@@ -19,12 +20,21 @@ export function renderPage(v: ConsoleView): string {
 <title>Cut-over console</title><link rel="stylesheet" href="/console.css"></head><body>
 <h1>Cut-over console</h1>
 <p class="meta">Student Information Service · ${e(shadowing)} · ${v.config.workers === 1 ? 'one process' : `${v.config.workers} workers (summed)`} · ${e(new Date(v.now).toISOString())} · refreshes every ${REFRESH_SECONDS} s</p>
-<div class="verdict ${verdict.go ? 'go' : 'wait'}" id="verdict"><b>${verdict.go ? 'Safe to switch' : 'Not yet'}:</b> ${e(verdict.line)}${blockers === '' ? '' : `<ul>${blockers}</ul>`}</div>
+<div class="verdict ${verdict.go ? 'go' : 'wait'}" id="verdict"><b>${verdict.go ? 'Safe to switch' : 'Not yet'}:</b> ${e(verdict.line)}${coverageLine(verdict.coverage)}${blockers === '' ? '' : `<ul>${blockers}</ul>`}</div>
 ${trafficSection(v)}
 ${smsSection(v)}
 ${shadowSection(v)}
 </body></html>
 `;
+}
+
+/** The coverage beside the verdict: compared over answered, overall and per copied operation. */
+function coverageLine(c: Coverage | null): string {
+  if (c === null) return '';
+  const ops = c.operations.map((o) => `${e(o.operation)} ${percent(o)} (${count(o.compared)} / ${count(o.answered)})`).join(', ');
+  return `<p id="verdict-coverage">Coverage: ${percent(c.overall)} of the answered requests compared (${count(c.overall.compared)} / ${count(
+    c.overall.answered,
+  )}, last day; at least ${COVERAGE_MIN * 100}% overall and per operation)${ops === '' ? '' : `: ${ops}`}.</p>`;
 }
 
 const DAY = 1440;

@@ -1,3 +1,4 @@
+import { COVERAGE_MIN, type Coverage, coverageOf, percent, thin } from './coverage';
 import type { ConsoleView } from './view';
 
 /** A code waiting longer than this is a queue that does not drain (a sign-in code lives minutes). */
@@ -10,6 +11,8 @@ export interface Verdict {
   line: string;
   /** What blocks the switch, each in a line an operator can act on. */
   blockers: string[];
+  /** Compared over answered, per copied operation (null with shadowing off). */
+  coverage: Coverage | null;
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -32,14 +35,18 @@ export function span(ms: number): string {
 export function judge(v: ConsoleView): Verdict {
   const blockers: string[] = [];
   if (!v.ready.ready) blockers.push(`Not ready: ${v.ready.reason ?? 'unknown'}.`);
+  let coverage: Coverage | null = null;
   let line = 'Shadowing is off: no request has been compared with the legacy host.';
   if (v.shadow === null) blockers.push('Shadowing is off (SHADOW_URL unset): nothing shows the answers are the legacy host\'s.');
   else {
     const t = v.shadow.totals;
     const over = t.since === null ? '' : ` over ${span(v.now - Date.parse(t.since))}`;
     line = `${plural(t.compared, 'request')} compared${over}, ${plural(t.real, 'real difference')}${t.noise > 0 ? ` (and ${t.noise} noise)` : ''}.`;
-    if (t.compared === 0) blockers.push('No request compared yet: send traffic through the service (or wait for it).');
+    if (v.shadow.totalsError != null) blockers.push(`The shadow totals cannot be read from the store: ${v.shadow.totalsError}.`);
+    else if (t.compared === 0) blockers.push('No request compared yet: send traffic through the service (or wait for it).');
     if (t.real > 0) blockers.push(`${plural(t.real, 'real difference')} with the legacy host: see Shadowing below.`);
+    coverage = coverageOf(v);
+    blockers.push(...coverageBlockers(coverage));
   }
   if (v.sms.notSending !== undefined) blockers.push(`${v.sms.notSending}.`);
   if (v.sms.storeError !== null) blockers.push(`The outbox cannot be read: ${v.sms.storeError}.`);
@@ -49,5 +56,15 @@ export function judge(v: ConsoleView): Verdict {
     const waiting = v.now - Date.parse(v.sms.oldestPending);
     if (waiting > PENDING_TOO_OLD_MS) blockers.push(`A code has waited ${span(waiting)} to be sent: sending is behind.`);
   }
-  return { go: blockers.length === 0, line, blockers };
+  return { go: blockers.length === 0, line, blockers, coverage };
+}
+
+/** Thin coverage, overall or of any operation with traffic, or none measured: no "safe to switch". */
+function coverageBlockers(c: Coverage): string[] {
+  const min = `${COVERAGE_MIN * 100}%`;
+  if (c.overall.answered === 0) return ['No copied request answered since this process started: the coverage (compared / answered) is not measured yet.'];
+  const out: string[] = [];
+  if (thin(c.overall)) out.push(`Coverage ${percent(c.overall)} (${c.overall.compared} of ${c.overall.answered} answered requests compared) is under ${min}: see Dropped and "without a legacy answer" below.`);
+  for (const op of c.operations) if (thin(op)) out.push(`${op.operation}: ${percent(op)} compared (${op.compared} of ${op.answered}), under ${min}.`);
+  return out;
 }

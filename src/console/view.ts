@@ -1,9 +1,8 @@
 import type { Config } from '../config';
 import type { DifferenceLine } from '../shadow/report';
-import type { OutboxRecord, SmsStatus } from '../store/store';
+import type { OutboxRecord, ShadowTotals, SmsStatus } from '../store/store';
 import type { History } from './history';
 import type { Sample } from './prom-text';
-import type { ShadowTotals } from './totals';
 
 /** Everything the page shows, read at one moment. */
 export interface ConsoleView {
@@ -21,5 +20,6 @@ export interface ConsoleView {
     /** The store could not be read (its error, for the operator). */
     storeError: string | null;
   };
-  shadow: { totals: ShadowTotals; latest: DifferenceLine[] } | null;
+  /** The verdict's totals from the store (totalsError: why they could not be read), and the latest differences. */
+  shadow: { totals: ShadowTotals; totalsError?: string | null; latest: DifferenceLine[] } | null;
 }

@@ -5,6 +5,7 @@ import client from 'prom-client';
 import type { Config } from '../config';
 import { connectionCap, listenerMetrics } from '../app/metrics';
 import { type Console, createConsole } from '../console';
+import { STOP_SETTLE_MAX_MS } from '../shadow/mirror';
 import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
 import type { ToPrimary, ToWorker } from './cluster-messages';
@@ -162,7 +163,9 @@ export async function runPrimary(config: Config): Promise<void> {
     markStopping();
     for (const timer of pending) clearTimeout(timer);
     pending.clear();
-    const killAfterMs = config.drainDelayMs + HOLD_MAX_MS + config.shutdownTimeoutMs + config.sms.http.timeoutMs + EXIT_MARGIN_MS;
+    // A worker's copies in flight get their short chance to settle after the drain (shadow/mirror.ts).
+    const shadowSettleMs = config.shadow === null ? 0 : Math.min(config.shadow.timeoutMs, STOP_SETTLE_MAX_MS);
+    const killAfterMs = config.drainDelayMs + HOLD_MAX_MS + config.shutdownTimeoutMs + config.sms.http.timeoutMs + shadowSettleMs + EXIT_MARGIN_MS;
     log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, drainDelayMs: config.drainDelayMs, killAfterMs });
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');

@@ -50,7 +50,8 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   watchStore(store);
   const sms = createSms(config.sms, store);
   sms.start();
-  const shadow = createShadow(config);
+  // Each batch of comparisons settled is added to the verdict's totals in the store as it comes: exact across restarts.
+  const shadow = createShadow(config, (batch) => store.addShadowTotals(batch));
   const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
   const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));
   const connections = drainable(server);

@@ -213,6 +213,8 @@ export interface Settled {
   tallies: Tally[];
   each: CopyResult[];
   bytes: number;
+  /** When the first of these copies settled (ms since the epoch): the verdict's "since" is a comparison's own time. */
+  first: number;
 }
 
 /** Copies that came out the same way, counted. */
@@ -230,13 +232,14 @@ if (target !== undefined && process.send !== undefined) {
   const tallies = new Map<string, Tally>();
   let each: CopyResult[] = [];
   let bytes = 0;
+  let first = 0;
   /** What the differences waiting in `each` hold (their copies and both answers). */
   let eachBytes = 0;
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
-    process.send?.({ tallies: [...tallies.values()], each, bytes } satisfies Settled);
+    process.send?.({ tallies: [...tallies.values()], each, bytes, first } satisfies Settled);
     tallies.clear();
     each = [];
     bytes = 0;
@@ -244,7 +247,10 @@ if (target !== undefined && process.send !== undefined) {
   };
   const copier = new Copier(copyTarget, (result) => {
     // The first result since the last flush sets the next one.
-    timer ??= setTimeout(flush, RESULTS_MS);
+    if (timer === null) {
+      timer = setTimeout(flush, RESULTS_MS);
+      first = Date.now();
+    }
     bytes += result.bytes;
     if (copyTarget.primary === 'legacy' || result.outcome === 'difference') {
       each.push(result);

@@ -9,7 +9,7 @@ import { ANSWER_HEADERS } from './compare';
 import type { CopyTarget } from './copier';
 import type { SentAnswer } from './frames';
 import { createFront } from './front';
-import { copyRule, forwardable, HOP_BY_HOP, Mirror } from './mirror';
+import { type ComparedSink, copyRule, forwardable, HOP_BY_HOP, Mirror } from './mirror';
 import { openReport, type Report } from './report';
 
 /**
@@ -33,7 +33,8 @@ export interface Shadow {
 /** What a copy to the legacy host leaves out: the target's own Host, a recomputed length, the body already inflated. */
 const SERVICE_FIRST_DROP = [...HOP_BY_HOP, 'host', 'content-length', 'content-encoding', 'x-request-id'];
 
-export function createShadow(config: Config): Shadow | null {
+/** `keep`: where each batch of settled comparisons is written, the verdict's totals (process/server.ts gives the store's). */
+export function createShadow(config: Config, keep: ComparedSink | null = null): Shadow | null {
   const shadow = config.shadow;
   if (shadow === null) return null;
   const report = openReport(shadow.log);
@@ -44,15 +45,24 @@ export function createShadow(config: Config): Shadow | null {
   };
   const legacy = siteAt(shadow.url);
   const secondary = shadow.secondaryUrl === null ? null : siteAt(shadow.secondaryUrl);
-  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, report, legacy, secondary) : legacyFirst(config, shadow, report, legacy, secondary);
+  const site = { report, legacy, secondary, keep };
+  return shadow.mode === 'service-first' ? serviceFirst(config, shadow, site) : legacyFirst(config, shadow, site);
 }
 
 /** The legacy site and how a client's path maps onto it. */
 type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
 
-function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite, secondary: LegacySite | null): Shadow {
+/** Where the copies and their outcomes go: the report, the legacy sites, the totals' sink. */
+interface Ends {
+  report: Report;
+  legacy: LegacySite;
+  secondary: LegacySite | null;
+  keep: ComparedSink | null;
+}
+
+function serviceFirst(config: Config, shadow: ShadowConfig, { report, legacy, secondary, keep }: Ends): Shadow {
   const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
-  const mirror = new Mirror(target, shadow.queue, report, 'service-first');
+  const mirror = new Mirror(target, shadow.queue, report, 'service-first', keep);
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
     const method = req.method ?? '';
@@ -81,7 +91,7 @@ function serviceFirst(config: Config, shadow: ShadowConfig, report: Report, lega
   return { tap, listener: async (app) => app, close: async () => closeAll(mirror, report) };
 }
 
-function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legacy: LegacySite, secondary: LegacySite | null): Shadow {
+function legacyFirst(config: Config, shadow: ShadowConfig, { report, legacy, secondary, keep }: Ends): Shadow {
   let mirror: Mirror | null = null;
   let loopback: http.Server | null = null;
   return {
@@ -92,15 +102,16 @@ function legacyFirst(config: Config, shadow: ShadowConfig, report: Report, legac
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
-      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, shadow.queue, report, 'legacy-first');
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, shadow.queue, report, 'legacy-first', keep);
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));
     },
     async close() {
+      // The copies in flight go to the app on loopback: it serves them until they have settled.
+      await closeAll(mirror, report);
       loopback?.closeAllConnections();
       loopback?.close();
-      await closeAll(mirror, report);
     },
   };
 }

@@ -20,13 +20,14 @@ export type ShadowOutcome = 'match' | 'difference' | 'noise' | 'dropped' | 'lega
  * - `bytes`: the copy did not fit in SHADOW_QUEUE_BYTES beside the copies held (budget.ts);
  * - `answer_bytes`: the answer to the copy was larger than the copier reads (budget.ts answerCap):
  *   sent, but neither a match nor a difference;
- * - `copier_exit`: the copier process ended with the copy in it.
+ * - `copier_exit`: the copier process ended with the copy in it;
+ * - `stop`: the service stopped before the copy settled (mirror.ts STOP_SETTLE_MAX_MS).
  */
-export type DropReason = 'queue' | 'bytes' | 'answer_bytes' | 'copier_exit';
+export type DropReason = 'queue' | 'bytes' | 'answer_bytes' | 'copier_exit' | 'stop';
 
 const exchanges = new client.Counter({
   name: 'asmx_shadow_exchanges_total',
-  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding; dropped ones by reason (queue, bytes, answer_bytes, copier_exit)',
+  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding; dropped ones by reason (queue, bytes, answer_bytes, copier_exit, stop)',
   labelNames: ['operation', 'binding', 'outcome', 'reason'] as const,
 });
 

@@ -73,6 +73,24 @@ function fromSource(entry: string): string {
 const HAND_OVER_MS = 50;
 /** A batch this large goes at once: a burst of 500-student rosters is not held in memory for HAND_OVER_MS. */
 const HAND_OVER_BYTES = 1024 * 1024;
+/**
+ * The longest a stop waits for copies already handed to the copier to settle (or SHADOW_TIMEOUT_MS,
+ * when shorter): a copy answered meanwhile is compared and counted, the rest are dropped (reason
+ * `stop`). Copies never hold a stop for long; the cluster primary allows for this time too.
+ */
+export const STOP_SETTLE_MAX_MS = 2000;
+
+/** Comparisons settled together (one message from the copier): what the verdict's totals add. */
+export interface Compared {
+  compared: number;
+  real: number;
+  noise: number;
+  /** When the first of them was settled, in the copier (ISO). */
+  first: string;
+}
+
+/** Where settled comparisons go to be kept (the store, wired by process/server.ts); awaited before the stop ends. */
+export type ComparedSink = (batch: Compared) => Promise<void>;
 
 /**
  * Copies offered once their client has been answered; the two answers compared (in the copier's
@@ -95,12 +113,19 @@ export class Mirror {
   private handOverTimer: NodeJS.Timeout | null = null;
   /** Legacy-first: what this service's hooks learnt of each copy in flight (endpoint, operation, binding). */
   private readonly learnt = new Map<string, Labels | null>();
+  /** The copies in flight by operation and binding, so that those given up (a stop, the copier gone) are counted by operation too. */
+  private readonly pending = new Map<string, { labels: Labels; n: number }>();
+  /** Set by a stop: new copies are dropped, and the stop is told when the last one in flight settles. */
+  private stopping: { allSettled: () => void } | null = null;
+  /** Writes of settled comparisons not yet finished: a stop waits for them. */
+  private readonly writing = new Set<Promise<void>>();
 
   constructor(
     private readonly target: CopyTarget,
     private readonly queue: number,
     private readonly report: Report,
     private readonly mode: string,
+    private readonly keep: ComparedSink | null = null,
   ) {
     this.budget = new ByteBudget(target.queueBytes);
     holders.add(this.budget);
@@ -108,10 +133,12 @@ export class Mirror {
 
   /** Hands a copy to the copier, or drops it (counted) when too many, or too many bytes, are in flight or waiting. */
   offer(copy: CopyJob): void {
+    if (this.stopping !== null) return countShadow(copy.labels, 'dropped', 1, 'stop');
     if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped', 1, 'queue');
     // Its size is known before a byte of it is copied: a copy that does not fit costs nothing more.
     if (!this.budget.take(frameSize(copy))) return countShadow(copy.labels, 'dropped', 1, 'bytes');
     this.inFlight++;
+    this.track(copy.labels, 1);
     if (this.target.primary === 'legacy') this.learnt.set(copy.requestId, null);
     if (this.batch.empty) this.handOverTimer = setTimeout(() => this.handOver(), HAND_OVER_MS).unref();
     this.batch.job(copy);
@@ -131,20 +158,60 @@ export class Mirror {
     if (this.learnt.has(requestId)) this.learnt.set(requestId, { endpoint: labels.endpoint, operation: labels.operation, binding: labels.binding });
   }
 
+  /**
+   * A stop: copies not yet handed over go to the copier at once, and those in flight get
+   * min(SHADOW_TIMEOUT_MS, STOP_SETTLE_MAX_MS) to settle; the rest are dropped (reason `stop`), the
+   * copier ends, and the comparisons settled are written (the sink) before this resolves. Timers held
+   * here keep the process alive meanwhile: the copier's process, pipe and channel do not (unref'd).
+   */
   async close(): Promise<void> {
-    const child = this.running?.child ?? null;
+    if (this.stopping !== null) return;
+    const running = this.running;
+    let allSettled = () => undefined as void;
+    const settled = new Promise<void>((resolve) => (allSettled = resolve));
+    this.stopping = { allSettled };
+    if (running !== null) this.handOver();
+    else this.giveUp('stop');
+    if (this.inFlight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS))))]);
+      clearTimeout(timer);
+    }
     this.running = null;
+    if (this.inFlight > 0) log.warn('shadow copies given up at the stop, counted dropped (reason stop)', { dropped: this.inFlight, settleMs: Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS) });
+    this.giveUp('stop');
+    holders.delete(this.budget);
+    await Promise.all(this.writing);
+    if (running === null || running.child.exitCode !== null || running.child.signalCode !== null) return;
+    // Referenced again, so that its exit is waited for rather than the process running out of work.
+    running.child.ref();
+    const gone = new Promise((resolve) => running.child.once('exit', resolve));
+    running.child.kill();
+    await gone;
+  }
+
+  /** The copies in flight and those not yet handed over, given up and counted dropped for `reason`, by operation. */
+  private giveUp(reason: 'stop' | 'copier_exit'): void {
     if (this.handOverTimer !== null) clearTimeout(this.handOverTimer);
     this.handOverTimer = null;
     this.batch.clear();
+    for (const { labels, n } of this.pending.values()) countShadow(labels, 'dropped', n, reason);
+    this.pending.clear();
     this.inFlight = 0;
     this.budget.clear();
-    holders.delete(this.budget);
     this.learnt.clear();
-    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise((resolve) => child.once('exit', resolve));
-    child.kill();
-    await gone;
+  }
+
+  /** `n` more (or, negative, fewer) copies in flight with these labels. */
+  private track(labels: Labels, n: number): void {
+    const key = `${labels.operation ?? ''}\n${labels.binding ?? ''}`;
+    const known = this.pending.get(key);
+    if (known === undefined) {
+      if (n > 0) this.pending.set(key, { labels: { operation: labels.operation, binding: labels.binding }, n });
+      return;
+    }
+    known.n += n;
+    if (known.n <= 0) this.pending.delete(key);
   }
 
   /**
@@ -172,29 +239,35 @@ export class Mirror {
     child.channel?.unref();
     jobs.unref();
     const running = { child, jobs };
-    child.on('message', ({ tallies, each, bytes }: Settled) => {
+    child.on('message', ({ tallies, each, bytes, first: settledAt }: Settled) => {
       if (this.running !== running) return;
+      const first = new Date(settledAt).toISOString();
+      const kept = { compared: 0, real: 0, noise: 0 };
       this.budget.give(bytes);
       for (const tally of tallies) {
         this.inFlight -= tally.count;
+        this.track(tally.labels, -tally.count);
         if (tally.outcome === 'dropped') countShadow(tally.labels, 'dropped', tally.count, tally.reason);
         else this.count(tally.labels, tally.outcome, tally.count);
+        if (tally.outcome === 'match') kept.compared += tally.count;
       }
-      for (const result of each) this.settle(result);
+      for (const result of each) {
+        const outcome = this.settle(result);
+        if (outcome === 'match' || outcome === 'difference' || outcome === 'noise') kept.compared++;
+        if (outcome === 'difference') kept.real++;
+        if (outcome === 'noise') kept.noise++;
+      }
+      if (kept.compared > 0) this.write({ ...kept, first });
+      if (this.inFlight <= 0) this.stopping?.allSettled();
     });
     child.on('error', (error) => log.error('shadow copier failed', { error }));
     child.on('exit', () => {
       if (this.running !== running) return;
-      // Its copies are lost (counted, without what each was); the next offer starts another.
+      // Its copies are lost (counted); the next offer starts another. So are those not yet handed
+      // to it: they were counted in flight, and another copier would settle them twice.
       this.running = null;
-      // So are those not yet handed to it: they were counted in flight, and another copier would settle them twice.
-      if (this.handOverTimer !== null) clearTimeout(this.handOverTimer);
-      this.handOverTimer = null;
-      this.batch.clear();
-      if (this.inFlight > 0) countShadow({}, 'dropped', this.inFlight, 'copier_exit');
-      this.inFlight = 0;
-      this.budget.clear();
-      this.learnt.clear();
+      this.giveUp('copier_exit');
+      this.stopping?.allSettled();
     });
     this.running = running;
     return running;
@@ -205,12 +278,29 @@ export class Mirror {
     countShadow(labels, outcome === 'match' ? 'match' : this.target.primary === 'ours' ? 'legacy_error' : 'service_error', n);
   }
 
-  private settle(result: CopyResult): void {
+  /** Comparisons settled, handed to the sink; a failed write is logged, never thrown at the client's thread. */
+  private write(batch: Compared): void {
+    if (this.keep === null) return;
+    const done: Promise<void> = this.keep(batch)
+      .catch((error: unknown) => log.error('shadow totals not written: these comparisons are not counted', { ...batch, error }))
+      .finally(() => this.writing.delete(done));
+    this.writing.add(done);
+  }
+
+  /** One copy's result, counted (and a difference reported): what it came to. */
+  private settle(result: CopyResult): 'match' | 'difference' | 'noise' | 'other' {
     this.inFlight--;
+    this.track(result.labels, -1);
     const labels = this.learnt.get(result.requestId) ?? result.labels;
     this.learnt.delete(result.requestId);
-    if (result.outcome === 'dropped') return countShadow(labels, 'dropped', 1, result.reason);
-    if (result.outcome !== 'difference') return this.count(labels, result.outcome, 1);
+    if (result.outcome === 'dropped') {
+      countShadow(labels, 'dropped', 1, result.reason);
+      return 'other';
+    }
+    if (result.outcome !== 'difference') {
+      this.count(labels, result.outcome, 1);
+      return result.outcome === 'match' ? 'match' : 'other';
+    }
     countShadow(labels, result.noise ? 'noise' : 'difference');
     const { job } = result;
     const header = (name: string): Array<[string, string]> => {
@@ -236,5 +326,6 @@ export class Mirror {
       differences: result.differences,
       noise: result.noise,
     });
+    return result.noise ? 'noise' : 'difference';
   }
 }

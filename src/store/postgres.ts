@@ -11,7 +11,7 @@ import { SqlOutbox } from './outbox';
 import { StudentChanges, WATCH_TIMING, type WatchTiming } from './pg-changes';
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import { WriteHealth } from './health';
-import type { ImportSession, PoolUsage, RowCounts, SmsOutbox, Store } from './store';
+import { type ImportSession, NO_TOTALS, type PoolUsage, type RowCounts, type ShadowBatch, type ShadowTotals, type SmsOutbox, type Store } from './store';
 
 export interface PostgresOptions {
   url: string;
@@ -222,6 +222,17 @@ export class PostgresStore implements Store {
     // count(*) is a bigint, which pg hands over as a string.
     const [row] = await this.query<{ students: string; devices: string }>('counts', []);
     return { students: Number(row.students), devices: Number(row.devices) };
+  }
+
+  async shadowTotals(): Promise<ShadowTotals> {
+    // bigint as a string, timestamptz as a Date.
+    const [row] = await this.read<{ since: Date | null; compared: string; real: string; noise: string }>('shadowTotals', []);
+    if (row === undefined) return NO_TOTALS;
+    return { since: row.since?.toISOString() ?? null, compared: Number(row.compared), real: Number(row.real), noise: Number(row.noise) };
+  }
+
+  async addShadowTotals({ first, compared, real, noise }: ShadowBatch): Promise<void> {
+    await this.query('addShadowTotals', [first, compared, real, noise]);
   }
 
   poolUsage(): PoolUsage {

@@ -14,6 +14,15 @@ export const QUERIES = {
   // row deleted by hand is written again rather than making the store look unable.
   heartbeat: `INSERT INTO store_heartbeat (id, beats, written_at) VALUES (1, 1, CURRENT_TIMESTAMP)
     ON CONFLICT (id) DO UPDATE SET beats = store_heartbeat.beats + 1, written_at = excluded.written_at`,
+  // Shadow traffic's totals (one row): each batch of settled comparisons added in one statement, the
+  // earliest first comparison kept (a cluster's workers may write out of order).
+  shadowTotals: 'SELECT since, compared, real_differences AS real, noise FROM shadow_totals WHERE id = 1',
+  addShadowTotals: `INSERT INTO shadow_totals (id, since, compared, real_differences, noise) VALUES (1, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET
+      since = CASE WHEN shadow_totals.since IS NULL OR excluded.since < shadow_totals.since THEN excluded.since ELSE shadow_totals.since END,
+      compared = shadow_totals.compared + excluded.compared,
+      real_differences = shadow_totals.real_differences + excluded.real_differences,
+      noise = shadow_totals.noise + excluded.noise`,
 } as const;
 
 /** The import's staging tables: temporary, private to the importing connection, gone with it. */

@@ -10,7 +10,7 @@ import { QUERIES } from './sql';
 import { beginSqliteImport, MERGE_PACING, type MergePacing } from './sqlite-import';
 import type { Statement } from './admission';
 import { SqlOutbox } from './outbox';
-import type { ImportSession, RowCounts, SmsOutbox, Store } from './store';
+import { type ImportSession, NO_TOTALS, type RowCounts, type ShadowBatch, type ShadowTotals, type SmsOutbox, type Store } from './store';
 import { sqliteNoRoom, sqliteNotWritable } from './writable';
 
 /**
@@ -144,6 +144,15 @@ export class SqliteStore implements Store {
 
   async counts(): Promise<RowCounts> {
     return whenUnlocked(() => this.db.prepare(QUERIES.counts).get() as RowCounts);
+  }
+
+  async shadowTotals(): Promise<ShadowTotals> {
+    const row = await whenUnlocked(() => this.db.prepare(QUERIES.shadowTotals).get() as ShadowTotals | undefined);
+    return row ?? NO_TOTALS;
+  }
+
+  async addShadowTotals({ first, compared, real, noise }: ShadowBatch): Promise<void> {
+    await whenUnlocked(() => this.db.prepare(QUERIES.addShadowTotals).run(first, compared, real, noise));
   }
 
   async close(): Promise<void> {

@@ -163,6 +163,20 @@ export interface ImportSession {
   rollback(): Promise<void>;
 }
 
+/** Shadow traffic's totals across restarts: what the cut-over verdict counts, since the first comparison. */
+export interface ShadowTotals {
+  /** When the first request was compared (ISO), or null before any. */
+  since: string | null;
+  compared: number;
+  real: number;
+  noise: number;
+}
+
+/** Comparisons settled together, added to the totals: `first`, when the first of them settled (ISO). */
+export const NO_TOTALS: ShadowTotals = Object.freeze({ since: null, compared: 0, real: 0, noise: 0 });
+
+export type ShadowBatch = Omit<ShadowTotals, 'since'> & { first: string };
+
 /**
  * What the services and the import need from storage: SQLite (sqlite.ts) or PostgreSQL
  * (postgres.ts), chosen by `openStore` (open.ts). Every query behind it is parameterised.
@@ -184,6 +198,10 @@ export interface Store {
   ping(): Promise<void>;
   /** How many rows the store holds, for the start line. */
   counts(): Promise<RowCounts>;
+  /** Shadow traffic's totals (all zero, since null, before any comparison). */
+  shadowTotals(): Promise<ShadowTotals>;
+  /** Adds settled comparisons to the totals; resolves once committed. */
+  addShadowTotals(batch: ShadowBatch): Promise<void>;
   /** A pooled store's connections, for the metrics; absent when there is no pool. */
   poolUsage?(): PoolUsage;
   close(): Promise<void>;

@@ -104,6 +104,19 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   );
   `,
   },
+  // 6: shadow traffic's totals, the cut-over verdict's counts across restarts (as in SQLite's).
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE shadow_totals (
+    id               integer PRIMARY KEY CHECK (id = 1),
+    since            timestamptz,
+    compared         bigint NOT NULL,
+    real_differences bigint NOT NULL,
+    noise            bigint NOT NULL
+  );
+  `,
+  },
 ];
 
 type Queryable = Pick<PoolClient, 'query'>;

@@ -92,6 +92,20 @@ export const MIGRATIONS: readonly Migration[] = [
   );
   `,
   },
+  // 6: shadow traffic's totals, the cut-over verdict's counts across restarts (one row, added to as the
+  // copier's results settle: shadow/mirror.ts). Older programs ignore it.
+  {
+    additive: true,
+    sql: `
+  CREATE TABLE shadow_totals (
+    id               INTEGER PRIMARY KEY CHECK (id = 1),
+    since            TEXT,
+    compared         INTEGER NOT NULL,
+    real_differences INTEGER NOT NULL,
+    noise            INTEGER NOT NULL
+  );
+  `,
+  },
 ];
 
 /** The schema's version and the oldest program version it accepts (null: not recorded). */
