@@ -184,6 +184,7 @@ export async function runPrimary(config: Config): Promise<void> {
   async function closeThenStopWorkers(): Promise<void> {
     if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
     held = [];
+    // The sockets closeListener returns are these; `held` has them with their connection-cap tickets.
     await closeListener(listener);
     const closed = held;
     held = null;

@@ -42,7 +42,7 @@ export async function readinessOf(store: Store): Promise<Readiness> {
 /**
  * One serving process: alone (WORKERS=1, listening, with its own admin listener) or as a cluster
  * worker (the primary listens and holds the admin listener, and hands over connections and questions).
- * Either way SIGTERM or SIGINT stops it gracefully, and a second signal ends it at once.
+ * Either way SIGTERM, SIGINT or SIGHUP stops it gracefully, and a second signal ends it at once.
  */
 export async function serve(config: Config, role: 'single' | 'worker'): Promise<void> {
   // A worker's primary migrated before forking it: workers only check the schema, and never wait for its lock.

@@ -68,12 +68,17 @@ export function drainable(server: http.Server): Drainable {
       markStopping();
       // Answers in flight close their connection once written.
       for (const { res } of connections.values()) if (res !== null && !res.headersSent) res.setHeader('Connection', 'close');
+      let listenerClosed = false;
+      let allEnded: () => void = () => undefined;
+      const ended = new Promise<void>((resolve) => (allEnded = resolve));
       const poll = setInterval(() => {
         const now = Date.now();
         for (const [socket, state] of connections) {
           if (state.busy === 0 && !state.held && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
         }
+        if (listenerClosed && connections.size === 0) allEnded();
       }, POLL_MS);
+      let timer: NodeJS.Timeout | undefined;
       try {
         if (server.listening && delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
         closing = true;
@@ -83,21 +88,17 @@ export function drainable(server: http.Server): Drainable {
           if (state !== undefined) Object.assign(state, { held: false, idleSince: Date.now() });
           socket.resume();
         }
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => {
-            clearInterval(done);
-            for (const socket of connections.keys()) socket.destroy();
-            reject(new Error(`requests still in flight after ${timeoutMs} ms`));
-          }, timeoutMs);
-          const done = setInterval(() => {
-            if (connections.size > 0) return;
-            clearInterval(done);
-            clearTimeout(timer);
-            resolve();
-          }, POLL_MS);
+        listenerClosed = true;
+        const timedOut = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`requests still in flight after ${timeoutMs} ms`)), timeoutMs);
+        });
+        await Promise.race([ended, timedOut]).catch((e: unknown) => {
+          for (const socket of connections.keys()) socket.destroy();
+          throw e;
         });
       } finally {
         clearInterval(poll);
+        clearTimeout(timer);
       }
     },
   };
