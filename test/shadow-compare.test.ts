@@ -3,7 +3,8 @@ import path from 'path';
 import zlib from 'zlib';
 import type { Case } from '../scripts/legacy/ask';
 import { type Answer, compareLive } from '../src/shadow/compare';
-import { compareSent, readable } from '../src/shadow/copier';
+import { compareSent, ReadAgainst, readable } from '../src/shadow/copier';
+import { AnswerReader } from '../src/shadow/wire';
 import type { SentAnswer } from '../src/shadow/frames';
 import { FIXTURES } from './helpers/app';
 
@@ -104,4 +105,78 @@ test('real differences are reported alike by both paths: a changed text, status,
       expect([name, c.name, expectSameVerdict(c, sent(c.legacy), asBytes(changed))]).toEqual([name, c.name, 'difference']);
     }
   }
+});
+
+/**
+ * The copier reads the legacy answer against the client's as it comes off the connection (ReadAgainst):
+ * equal bytes are passed over and nothing is kept; from the first byte that differs the answer is kept,
+ * and compareSent then gives the verdict. Read in pieces of any size from a buffer reused by every
+ * read (as the wire's), the verdict must be the comparison's by meaning, and what is kept the legacy
+ * answer byte for byte.
+ */
+describe('an answer read against the other as it comes (ReadAgainst)', () => {
+  const byMeaning = (legacy: SentAnswer, ours: SentAnswer) => (compareLive('POST', '/', text(legacy), text(ours)).length === 0 ? 'match' : 'difference');
+
+  /** An answer as it goes out framed by its length, or in chunks: its headers then, and its bytes on the wire. */
+  function onTheWire(a: SentAnswer, chunked: boolean): { sent: SentAnswer; bytes: Buffer } {
+    const body = Buffer.from(a.body);
+    const framing = chunked ? { 'transfer-encoding': 'chunked', 'content-length': undefined } : { 'content-length': String(body.length), 'transfer-encoding': undefined };
+    const sent = { ...a, headers: { ...a.headers, ...framing } };
+    const headers = Object.entries(sent.headers).filter(([, v]) => v !== undefined);
+    if (a.encoding !== undefined) headers.push(['content-encoding', a.encoding]);
+    const head = Buffer.from(`HTTP/1.1 ${a.status} X\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, 'latin1');
+    if (!chunked) return { sent, bytes: Buffer.concat([head, body]) };
+    const half = Math.floor(body.length / 2);
+    const chunk = (b: Buffer) => (b.length === 0 ? [] : [Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
+    return { sent, bytes: Buffer.concat([head, ...chunk(body.subarray(0, half)), ...chunk(body.subarray(half)), Buffer.from('0\r\n\r\n')]) };
+  }
+
+  /** Reads `legacy` off a pretend connection against `ours`, `size` bytes a read into one reused buffer. */
+  function readAgainst(legacy: SentAnswer, ours: SentAnswer, size: number, chunked: boolean): { verdict: 'match' | 'difference'; expected: 'match' | 'difference'; read: ReadAgainst } {
+    const read = new ReadAgainst({ ...ours, body: Buffer.from(ours.body) });
+    const reader = new AnswerReader('POST', read);
+    const { sent, bytes } = onTheWire(legacy, chunked);
+    const expected = byMeaning(sent, ours);
+    const buffer = Buffer.alloc(size);
+    let ended = false;
+    for (let at = 0; at < bytes.length && !ended; at += size) {
+      const n = bytes.copy(buffer, 0, at, at + size);
+      ended = reader.push(buffer.subarray(0, n));
+      buffer.fill(0);
+    }
+    expect(ended).toBe(true);
+    if (read.equal) return { verdict: 'match', expected, read };
+    // Kept whole: the legacy answer, byte for byte, whatever was passed over before it differed.
+    expect(Buffer.from(read.answer.body).equals(Buffer.from(legacy.body))).toBe(true);
+    return { verdict: compareSent('POST', '/', read.answer, ours) === null ? 'match' : 'difference', expected, read };
+  }
+
+  test('equal answers are equal with nothing kept; answers that differ anywhere (head, start, middle, end, length) are kept whole and judged by meaning', () => {
+    let pairs = 0;
+    for (const c of xml.filter((_, i) => i % 7 === 0)) {
+      const a = asBytes(sent(c.legacy));
+      const body = String(c.legacy.body);
+      const variants: SentAnswer[] = [
+        a,
+        { ...a, status: a.status + 1 },
+        { ...a, headers: { ...a.headers, 'cache-control': 'no-cache' } },
+        withBody(c.legacy, `X${body.slice(1)}`),
+        withBody(c.legacy, body.replace(/>([^<]+)</, '>$1 changed<')),
+        withBody(c.legacy, `${body.slice(0, -1)}X`),
+        withBody(c.legacy, body.slice(0, -5)),
+        withBody(c.legacy, `${body}<!-- more -->`),
+        withBody(c.legacy, body.replace(/></g, '>\r\n<')),
+      ];
+      for (const legacy of variants) {
+        for (const [size, chunked] of [[7, false], [1000, true], [65536, false]] as const) {
+          const { verdict, expected } = readAgainst(asBytes(legacy), a, size, chunked);
+          expect(verdict).toBe(expected);
+          pairs++;
+        }
+      }
+      const framed = onTheWire(a, false).sent;
+      expect(readAgainst(framed, framed, 7, false).read.equal).toBe(true);
+    }
+    expect(pairs).toBeGreaterThan(300);
+  });
 });

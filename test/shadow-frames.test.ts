@@ -1,6 +1,7 @@
 import zlib from 'zlib';
 import type { CopyJob } from '../src/shadow/frames';
 import { FrameReader, frameSize, FrameWriter } from '../src/shadow/frames';
+import { lastingBodies } from '../src/transport/exchange';
 
 /** The copies' wire between the service and its copier (src/shadow/frames.ts): what goes in comes out. */
 
@@ -91,4 +92,62 @@ test("a frame's size is known before it is written (what the service's budget ta
   });
   expect(jobs.map(frameSize)).toEqual(sizes);
   expect(new FrameReader().read(Buffer.from(w.take())).map((f) => f.bytes)).toEqual(sizes);
+});
+
+describe("lasting bodies (a cached roster's bytes) go to the copier once, then by reference", () => {
+  const lasting = (size: number, fill: number) => {
+    const body = Buffer.alloc(size, fill);
+    lastingBodies.add(body);
+    return body;
+  };
+  const copyOf = (body: Buffer, requestId: string): CopyJob => ({ ...jobs[0], requestId, primary: { ...jobs[0].primary, body } });
+  /** Writes each job in a batch of its own, as the service would, and reads it back: each frame's bytes and the body read. */
+  function pass(w: FrameWriter, reader: FrameReader, list: CopyJob[]): Array<{ bytes: number; sized: number; body: Buffer; whole: boolean; view: boolean }> {
+    return list.map((job) => {
+      const sized = w.sizeOf(job);
+      w.job(job);
+      const frames = Buffer.from(w.take());
+      const [frame] = reader.read(frames);
+      const body = frame.job.primary.body as Buffer;
+      // Whole: the frame carried the body's bytes; view: the body read is a view of the bytes it came in.
+      return { bytes: frame.bytes, sized, body, whole: frame.bytes >= frameSize(job), view: body.buffer === frames.buffer };
+    });
+  }
+
+  test('the second copy of a lasting body carries a reference, and reads back as the same bytes; a body not marked lasting goes whole each time', () => {
+    const roster = lasting(78_000, 0x52);
+    const plain = Buffer.alloc(78_000, 0x50);
+    const [first, second, third] = pass(new FrameWriter(1024, 1_000_000), new FrameReader(1_000_000), [copyOf(roster, 'a'), copyOf(roster, 'b'), copyOf(plain, 'c')]);
+    expect([first.whole, second.whole, third.whole]).toEqual([true, false, true]);
+    expect(second.bytes).toBeLessThan(first.bytes - 77_000);
+    for (const f of [first, second]) expect(f.body.equals(Buffer.alloc(78_000, 0x52))).toBe(true);
+    expect(third.body.equals(plain)).toBe(true);
+    // What the copier holds is its own copy: the chunk a body came in is neither kept for it nor able to change it.
+    expect([first.view, second.view, third.view]).toEqual([false, false, true]);
+    // sizeOf, what the service's budget takes before writing, is what the copier reads the frame as.
+    for (const f of [first, second, third]) expect(f.sized).toBe(f.bytes);
+  });
+
+  test('both sides forget the least recently used alike once the held bodies pass the limit: a forgotten body goes whole again', () => {
+    const [a, b, c] = [lasting(400, 0x41), lasting(400, 0x42), lasting(400, 0x43)];
+    const w = new FrameWriter(1024, 1000);
+    const reader = new FrameReader(1000);
+    // a, b held (800 bytes); a used again; c makes 1,200: b, the least recently used, is forgotten.
+    const out = pass(w, reader, [copyOf(a, '1'), copyOf(b, '2'), copyOf(a, '3'), copyOf(c, '4'), copyOf(a, '5'), copyOf(b, '6'), copyOf(c, '7')]);
+    expect(out.map((f) => f.whole)).toEqual([true, true, false, true, false, true, true]);
+    expect(out.map((f) => f.body[0])).toEqual([0x41, 0x42, 0x41, 0x43, 0x41, 0x42, 0x43]);
+    for (const f of out) expect(f.sized).toBe(f.bytes);
+  });
+
+  test('a lasting body larger than the limit is never held; after clear() (a new copier) every body goes whole once more', () => {
+    const big = lasting(2000, 0x58);
+    const small = lasting(100, 0x59);
+    const w = new FrameWriter(1024, 1000);
+    const out = pass(w, new FrameReader(1000), [copyOf(big, '1'), copyOf(big, '2'), copyOf(small, '3'), copyOf(small, '4')]);
+    expect(out.map((f) => f.whole)).toEqual([true, true, true, false]);
+    w.clear();
+    const [again] = pass(w, new FrameReader(1000), [copyOf(small, '5')]);
+    expect(again.whole).toBe(true);
+    expect(again.body.equals(small)).toBe(true);
+  });
 });

@@ -1,17 +1,21 @@
 import net from 'node:net';
-import { ANSWER_TOO_LARGE, AnswerReader, MAX_ANSWER_BYTES, Wire, type WireAnswer } from '../src/shadow/wire';
+import { ANSWER_TOO_LARGE, AnswerReader, KeptAnswer, MAX_ANSWER_BYTES, Wire, type WireAnswer } from '../src/shadow/wire';
 
 /** The copier's HTTP client (src/shadow/wire.ts): answers framed every way HTTP/1.1 frames them, however the bytes arrive. */
 
 /** Feeds `raw` to a reader `size` bytes at a time; the answer, and whether it came before the last byte. */
 function read(raw: string | Buffer, size: number, method = 'GET'): { answer: WireAnswer | null; early: boolean; reader: AnswerReader } {
   const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw, 'latin1');
-  const reader = new AnswerReader(method);
+  const kept = new KeptAnswer();
+  const reader = new AnswerReader(method, kept);
   for (let i = 0; i < bytes.length; i += size) {
-    const answer = reader.push(bytes.subarray(i, i + size));
-    if (answer !== null) return { answer, early: i + size < bytes.length, reader };
+    // Each read in a buffer of its own that is overwritten once read, as the wire's shared read buffer is.
+    const chunk = Buffer.from(bytes.subarray(i, i + size));
+    const ended = reader.push(chunk);
+    chunk.fill(0);
+    if (ended) return { answer: kept.answer, early: i + size < bytes.length, reader };
   }
-  return { answer: reader.end(), early: false, reader };
+  return { answer: reader.end() ? kept.answer : null, early: false, reader };
 }
 
 const SIZES = [1, 2, 3, 7, 64, 100000];
@@ -38,18 +42,20 @@ describe('AnswerReader', () => {
   });
 
   test('an answer framed by the connection ends with it, and the connection is not used again', () => {
-    const reader = new AnswerReader('GET');
-    expect(reader.push(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nsome'))).toBeNull();
-    expect(reader.push(Buffer.from(' text'))).toBeNull();
-    expect(reader.end()?.body.toString()).toBe('some text');
+    const kept = new KeptAnswer();
+    const reader = new AnswerReader('GET', kept);
+    expect(reader.push(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nsome'))).toBe(false);
+    expect(reader.push(Buffer.from(' text'))).toBe(false);
+    expect(reader.end()).toBe(true);
+    expect(kept.answer.body.toString()).toBe('some text');
     expect(reader.keepAlive).toBe(false);
   });
 
   test('a connection that ends before the answer does gives no answer', () => {
-    const reader = new AnswerReader('GET');
+    const reader = new AnswerReader('GET', new KeptAnswer());
     reader.push(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc'));
-    expect(reader.end()).toBeNull();
-    expect(new AnswerReader('GET').end()).toBeNull();
+    expect(reader.end()).toBe(false);
+    expect(new AnswerReader('GET', new KeptAnswer()).end()).toBe(false);
   });
 
   test('no body after HEAD, 204 and 304, whatever their Content-Length says', () => {
@@ -82,14 +88,15 @@ describe('AnswerReader', () => {
     ['a Content-Length over the limit', `HTTP/1.1 200 OK\r\nContent-Length: ${MAX_ANSWER_BYTES + 1}\r\n\r\n`],
     ['a bad chunk size', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
   ])('malformed framing is an error: %s', (_, raw) => {
-    expect(() => new AnswerReader('GET').push(Buffer.from(raw))).toThrow();
+    expect(() => new AnswerReader('GET', new KeptAnswer()).push(Buffer.from(raw))).toThrow();
   });
 
   test("an answer over the reader's cap is refused as soon as it shows: by its Content-Length, by a chunk's size line before its data, by its bytes; one of the cap is read", () => {
     const capped = (raw: string) => () => {
-      const reader = new AnswerReader('GET', 10);
+      const kept = new KeptAnswer();
+      const reader = new AnswerReader('GET', kept, 10);
       reader.push(Buffer.from(raw, 'latin1'));
-      return reader.end();
+      return reader.end() ? kept.answer : null;
     };
     expect(capped('HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n')).toThrow(ANSWER_TOO_LARGE);
     expect(capped('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\n')).toThrow(ANSWER_TOO_LARGE);
@@ -112,7 +119,7 @@ describe('AnswerReader', () => {
   });
 
   test('a head that never ends is an error once it is too long to be one', () => {
-    const reader = new AnswerReader('GET');
+    const reader = new AnswerReader('GET', new KeptAnswer());
     reader.push(Buffer.from('HTTP/1.1 200 OK\r\n'));
     expect(() => reader.push(Buffer.alloc(70000, 'a'))).toThrow(/too large/);
   });
@@ -169,11 +176,11 @@ describe('Wire', () => {
   test('answers come back in full, one connection carrying request after request', async () => {
     const echo = (r: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${r.split(' ')[1].length}\r\n\r\n${r.split(' ')[1]}`;
     await withHost(echo, async (wire, h) => {
-      for (const path of ['/a', '/bb', '/ccc']) expect(((await wire.exchange('GET', get(path), 2000)) as WireAnswer).body.toString()).toBe(path);
+      for (const path of ['/a', '/bb', '/ccc']) expect(((await wire.ask('GET', get(path), 2000)) as WireAnswer).body.toString()).toBe(path);
       expect(h.connections()).toBe(1);
       // The request went out byte for byte, a body after its head (given in parts, as the copier gives a copy's body: not joined to its head).
       const body = Buffer.from('<x>é</x>', 'utf8');
-      await wire.exchange('POST', [Buffer.from(`POST /p HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n`), body], 2000);
+      await wire.ask('POST', [Buffer.from(`POST /p HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n`), body], 2000);
       expect(Buffer.from(h.requests[3], 'latin1').subarray(-body.length)).toEqual(body);
     });
   });
@@ -182,7 +189,7 @@ describe('Wire', () => {
     await withHost(
       () => 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok',
       async (wire, h) => {
-        for (let i = 0; i < 3; i++) expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).status).toBe(200);
+        for (let i = 0; i < 3; i++) expect(((await wire.ask('GET', get('/'), 2000)) as WireAnswer).status).toBe(200);
         expect(h.connections()).toBe(3);
       },
     );
@@ -191,15 +198,15 @@ describe('Wire', () => {
   test('a body framed by the end of the connection is read to it', async () => {
     await withHost(
       () => 'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end',
-      async (wire) => expect(((await wire.exchange('GET', get('/'), 2000)) as WireAnswer).body.toString()).toBe('until the end'),
+      async (wire) => expect(((await wire.ask('GET', get('/'), 2000)) as WireAnswer).body.toString()).toBe('until the end'),
     );
   });
 
   test('a host that says nothing is given up on at the time-out; one that refuses, at once', async () => {
     const url = await withHost(
       () => null,
-      async (wire) => expect(await wire.exchange('GET', get('/'), 200)).toBe('no answer within 200 ms'),
+      async (wire) => expect(await wire.ask('GET', get('/'), 200)).toBe('no answer within 200 ms'),
     );
-    expect(await new Wire(url).exchange('GET', get('/'), 2000)).toMatch(/ECONNREFUSED/);
+    expect(await new Wire(url).ask('GET', get('/'), 2000)).toMatch(/ECONNREFUSED/);
   });
 });

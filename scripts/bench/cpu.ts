@@ -100,6 +100,15 @@ function ownSeconds(pid: number, stat: StatTicks): number {
   }
 }
 
+/** The CPU seconds one process (all its threads, none of its children) has used so far; 0 once it is gone. */
+export function processCpuSeconds(pid: number): number {
+  try {
+    return ownSeconds(pid, parseStat(read(`/proc/${pid}/stat`)));
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * The CPU seconds a process tree has used so far: each living process's own, plus the ended children
  * each has waited for (in clock ticks: the kernel keeps no finer count of them). A process that ends

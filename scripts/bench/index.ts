@@ -179,8 +179,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     const say = (title: string, vs: typeof verdicts) => {
       if (vs.length > 0) process.stdout.write(`\n${title}\n${vs.map((v) => `${v.ok ? 'HOLDS' : 'MISS '}  ${v.target}: ${v.measured}`).join('\n')}\n`);
     };
-    say('Issue 24, on CPU time per request:', cpuVerdicts);
-    say('Issues 9 and 11, on req/s, p99 and RSS:', verdicts);
+    say('Issues 24 and 31, on CPU time per request:', cpuVerdicts);
+    say('Issues 9, 11 and 31, on req/s, p99, RSS and shadow coverage:', verdicts);
     fs.mkdirSync(o.out, { recursive: true });
     const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage: { atStart: loadAtStart, atEnd: os.loadavg()[0] }, ...o };
     const failed = rows.some((r) => r.errors > 0) || cpuRows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);

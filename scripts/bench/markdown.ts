@@ -4,7 +4,7 @@
  */
 import type { CpuRow } from './cpu-table';
 import type { Verdict } from './report';
-import type { ShadowRow } from './shadow';
+import { coverage, type ShadowRow } from './shadow';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -32,8 +32,11 @@ export function cpuMarkdown(cpu: readonly CpuRow[], shadow: readonly ShadowRow[]
   }
   const paced = shadow.filter((r) => r.off.cpuUs > 0);
   if (paced.length > 0) {
-    lines.push('', 'Shadowing off / on, CPU µs per request (the service and its copier), paced:', '', '| workload | load | off | on | on / off |', '| --- | --- | ---: | ---: | ---: |');
-    for (const r of paced) lines.push(`| ${r.title} | ${r.load === 'saturated' ? 'saturated' : `${r.load * 100}% (${fmt(r.rate ?? 0)} req/s)`} | ${fmt(r.off.cpuUs)} | ${fmt(r.on.cpuUs)} | ${fmt((100 * r.on.cpuUs) / r.off.cpuUs)}% |`);
+    lines.push('', 'Shadowing off / on, CPU µs per request (the service and its copier), paced:', '', '| workload | load | off | on (service + copier) | on / off | compared |', '| --- | --- | ---: | ---: | ---: | ---: |');
+    for (const r of paced) {
+      const load = r.load === 'saturated' ? 'saturated' : `${r.load * 100}% (${fmt(r.rate ?? 0)} req/s)`;
+      lines.push(`| ${r.title} | ${load} | ${fmt(r.off.cpuUs)} | ${fmt(r.on.cpuUs)} (${fmt(r.on.ownUs)} + ${fmt(r.on.cpuUs - r.on.ownUs)}) | ${fmt((100 * r.on.cpuUs) / r.off.cpuUs)}% | ${fmt(100 * coverage(r), 2)}% |`);
+    }
   }
   lines.push('', '| target | measured | |', '| --- | --- | --- |');
   for (const v of verdicts) lines.push(`| ${v.target} | ${v.measured} | ${v.ok ? 'holds' : '**misses**'} |`);

@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { answerEnd, rawRequest } from './ceiling';
-import { treeCpuSeconds } from './cpu';
+import { processCpuSeconds, treeCpuSeconds } from './cpu';
 import { type Measured, percentile } from './load';
 import type { BenchRequest } from './workloads';
 
@@ -16,6 +16,11 @@ export interface PacedOptions {
    * after the last answer: the server's CPU per request, without the load generator's start and end.
    */
   cpuOf?: number;
+  /**
+   * How long after the last answer the CPU time is read: work the answers set off is counted with
+   * them (a shadowing service's copies, handed to its copier up to 50 ms later and settled after).
+   */
+  settleMs?: number;
 }
 
 export interface Paced extends Measured {
@@ -27,6 +32,8 @@ export interface Paced extends Measured {
   answered: number;
   /** CPU seconds `cpuOf`'s tree used over the run (0 when no cpuOf). */
   cpuSeconds: number;
+  /** The part of it `cpuOf` itself used, its children's left out (a shadowing service's copier). */
+  ownCpuSeconds: number;
 }
 
 interface Connection {
@@ -122,6 +129,7 @@ async function run(port: number, request: BenchRequest | BenchRequest[], expectS
   const all = await Promise.all(Array.from({ length: o.connections }, connect));
   free.push(...all);
   const cpuBefore = o.cpuOf === undefined ? 0 : treeCpuSeconds(o.cpuOf);
+  const ownBefore = o.cpuOf === undefined ? 0 : processCpuSeconds(o.cpuOf);
   const start = now();
   let sent = 0;
   await new Promise<void>((resolve) => {
@@ -143,12 +151,14 @@ async function run(port: number, request: BenchRequest | BenchRequest[], expectS
   // The last answers, then the connections closed.
   const deadline = now() + 30_000;
   while (all.some((c) => c.busy && !c.socket.destroyed) && now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  const cpuSeconds = o.cpuOf === undefined ? 0 : treeCpuSeconds(o.cpuOf) - cpuBefore;
   const elapsed = (now() - start) / 1000;
+  if (o.settleMs !== undefined) await new Promise((r) => setTimeout(r, o.settleMs));
+  const cpuSeconds = o.cpuOf === undefined ? 0 : treeCpuSeconds(o.cpuOf) - cpuBefore;
+  const ownCpuSeconds = o.cpuOf === undefined ? 0 : processCpuSeconds(o.cpuOf) - ownBefore;
   for (const c of all) {
     if (c.busy) errors++;
     c.socket.destroy();
   }
   const samples = times.subarray(0, answered).sort();
-  return { rps: answered / elapsed, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), errors, waited, samples, answered, cpuSeconds };
+  return { rps: answered / elapsed, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), errors, waited, samples, answered, cpuSeconds, ownCpuSeconds };
 }

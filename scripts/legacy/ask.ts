@@ -30,7 +30,7 @@ export function exchange(base: string, c: Case, legacy: boolean, timeoutMs = 300
   const origin = new URL(base).origin;
   let wire = wires.get(origin);
   if (wire === undefined) wires.set(origin, (wire = new Wire(new URL(origin))));
-  return wire.exchange(c.method, requestBytes(base, c, legacy), timeoutMs);
+  return wire.ask(c.method, requestBytes(base, c, legacy), timeoutMs);
 }
 
 /** The answer as the comparison reads it (src/shadow/compare.ts): status, the headers it compares, the body as text. */

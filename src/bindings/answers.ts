@@ -1,6 +1,7 @@
 import { escapeAttribute, escapeText } from '../basics/escape';
 import type { OperationSpec } from '../contract/operations';
 import { STUDENT_FIELDS, type Result, type StudentInfo } from '../contract/types';
+import { lastingBodies } from '../transport/exchange';
 
 /**
  * The XML an ASMX host writes for each result, compiled per operation at start: every constant
@@ -68,6 +69,7 @@ export class KeptBytes {
       const text = render();
       if (text === null) return null;
       this.kept.set(result, (bytes = Buffer.from(text, 'utf8')));
+      lastingBodies.add(bytes);
     }
     return bytes;
   }

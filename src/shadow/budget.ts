@@ -45,3 +45,11 @@ export const MAX_ANSWER_CAP = 16 * 1024 * 1024;
 export function answerCap(queueBytes: number, concurrency: number): number {
   return Math.min(MAX_ANSWER_CAP, Math.floor(queueBytes / concurrency));
 }
+
+/**
+ * The bytes of lasting bodies (a cached roster's answer) the copier holds to compare copies against,
+ * each sent to it once (frames.ts): a quarter of SHADOW_QUEUE_BYTES, at most 16 MiB, beside the copies.
+ */
+export function heldBodiesLimit(queueBytes: number): number {
+  return Math.min(16 * 1024 * 1024, Math.floor(queueBytes / 4));
+}

@@ -1,10 +1,10 @@
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { answerCap, ByteBudget } from './budget';
+import { answerCap, ByteBudget, heldBodiesLimit } from './budget';
 import { ANSWER_HEADERS, type Answer, compareLive, type Difference, sameAnswer } from './compare';
 import { type CopyJob, FrameReader, type SentAnswer } from './frames';
 import type { DropReason, Labels } from './metrics';
-import { ANSWER_TOO_LARGE, Wire } from './wire';
+import { ANSWER_TOO_LARGE, type AnswerSink, Wire, type WireAnswer } from './wire';
 
 /**
  * The copies' own process: it puts each copy to the target, at most `concurrency` at a time, and
@@ -25,6 +25,8 @@ export interface CopyTarget {
   /** Which answer is the legacy one: the client's (legacy-first) or the copy's (service-first). */
   primary: 'ours' | 'legacy';
   concurrency: number;
+  /** SHADOW_QUEUE: copies waiting beyond those in flight; the service drops (or samples) beyond. */
+  queue: number;
   timeoutMs: number;
   /** SHADOW_QUEUE_BYTES: the copier's own budget for the copies it holds, and (shared by the copies in flight) the cap on each answer it reads. */
   queueBytes: number;
@@ -57,7 +59,7 @@ export type CopyResult = { requestId: string; labels: Labels; bytes: number } & 
 );
 
 export class Copier {
-  private readonly waiting: Array<{ job: CopyJob; bytes: number }> = [];
+  private readonly waiting: Array<{ job: CopyJob; bytes: number; since: number }> = [];
   private active = 0;
   private readonly site: Site;
   private readonly secondary: Site | null;
@@ -74,6 +76,11 @@ export class Copier {
     this.budget = new ByteBudget(target.queueBytes);
   }
 
+  /** How long the oldest copy waiting for a free connection has waited (ms): whether the copier keeps up (sampler.ts). */
+  get waitedMs(): number {
+    return this.waiting.length === 0 ? 0 : Date.now() - this.waiting[0].since;
+  }
+
   /** Bytes of the copies here (waiting, in flight, being compared). */
   get held(): number {
     return this.budget.held;
@@ -86,30 +93,29 @@ export class Copier {
   }
 
   private start(job: CopyJob, bytes: number): void {
-    if (this.active >= this.target.concurrency) return void this.waiting.push({ job, bytes });
+    if (this.active >= this.target.concurrency) return void this.waiting.push({ job, bytes, since: Date.now() });
     this.active++;
-    void this.send(job, this.site).then(async (answer) => {
-      const ids = { requestId: job.requestId, labels: job.labels, bytes };
-      const result: CopyResult =
-        answer === ANSWER_TOO_LARGE
-          ? { ...ids, outcome: 'dropped', reason: 'answer_bytes' }
-          : typeof answer === 'string'
-            ? { ...ids, outcome: 'error' }
-            : this.compare(job, answer, bytes);
-      const settled = result.outcome === 'difference' ? { ...result, noise: await this.noise(job, result.legacy, result.differences) } : result;
+    void this.put(job, bytes).then((result) => {
       this.budget.give(bytes);
-      this.done(settled);
+      this.done(result);
       this.active--;
       const next = this.waiting.shift();
       if (next !== undefined) this.start(next.job, next.bytes);
     });
   }
 
-  private compare(job: CopyJob, answer: SentAnswer, bytes: number): CopyResult {
-    const [legacy, ours] = this.target.primary === 'ours' ? [answer, job.primary] : [job.primary, answer];
-    const match = { outcome: 'match', requestId: job.requestId, labels: job.labels, bytes } as const;
+  /** One copy put to the target and its answer compared as it is read; never rejects. */
+  private async put(job: CopyJob, bytes: number): Promise<CopyResult> {
+    const ids = { requestId: job.requestId, labels: job.labels, bytes };
+    const read = new ReadAgainst(job.primary);
+    const why = await this.site.wire.exchange(job.method, this.request(job, this.site), this.target.timeoutMs, read);
+    if (why === ANSWER_TOO_LARGE) return { ...ids, outcome: 'dropped', reason: 'answer_bytes' };
+    if (why !== null) return { ...ids, outcome: 'error' };
+    if (read.equal) return { ...ids, outcome: 'match' };
+    const [legacy, ours] = this.target.primary === 'ours' ? [read.answer, job.primary] : [job.primary, read.answer];
     const differ = compareSent(job.method, job.url, legacy, ours);
-    return differ === null ? match : { ...match, outcome: 'difference', job, legacy: differ.legacy, ours: differ.ours, differences: differ.found, noise: false };
+    if (differ === null) return { ...ids, outcome: 'match' };
+    return { ...ids, outcome: 'difference', job, legacy: differ.legacy, ours: differ.ours, differences: differ.found, noise: await this.noise(job, differ.legacy, differ.found) };
   }
 
   /**
@@ -121,14 +127,14 @@ export class Copier {
    */
   private async noise(job: CopyJob, legacy: Answer, differences: readonly Difference[]): Promise<boolean> {
     if (this.secondary === null) return false;
-    const other = await this.send(job, this.secondary);
+    const other = await this.secondary.wire.ask(job.method, this.request(job, this.secondary), this.target.timeoutMs);
     if (typeof other === 'string') return false;
-    const between = new Set(compareLive(job.method, job.url, legacy, asText(other)).map((d) => d.kind));
+    const between = new Set(compareLive(job.method, job.url, legacy, asText(sentOf(other))).map((d) => d.kind));
     return differences.every((d) => between.has(d.kind));
   }
 
-  /** One copy, answered within the time-out (its answer) or not (why); never rejects. */
-  private async send(job: CopyJob, site: Site): Promise<SentAnswer | string> {
+  /** A copy's request as it goes to `site`: its head, then its body as it came in its frame (not copied after the head: the budget counted it once). */
+  private request(job: CopyJob, site: Site): Buffer | Buffer[] {
     // Header names and values as node's parser gave them: one byte per character (latin1), sent back so.
     let head = `${job.method} ${site.prefix + job.url.slice(site.strip)} HTTP/1.1\r\n`;
     for (let i = 0; i < job.headers.length; i += 2) head += `${job.headers[i]}: ${job.headers[i + 1]}\r\n`;
@@ -136,14 +142,64 @@ export class Copier {
     // Framed by length always: a POST or PUT without a body says so (Content-Length: 0).
     if (job.body !== null || (job.method !== 'GET' && job.method !== 'HEAD')) head += `Content-Length: ${job.body?.length ?? 0}\r\n`;
     const bytes = Buffer.from(`${head}${site.hostLine}\r\n`, 'latin1');
-    // The body as it came in its frame, not copied after the head: the budget counted it once.
-    const answer = await site.wire.exchange(job.method, job.body === null ? bytes : [bytes, Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength)], this.target.timeoutMs);
-    if (typeof answer === 'string') return answer;
-    const headers: SentAnswer['headers'] = {};
-    for (const k of ANSWER_HEADERS) headers[k] = answer.headers[k];
-    return { status: answer.status, headers, body: answer.body, encoding: answer.headers['content-encoding'] };
+    return job.body === null ? bytes : [bytes, Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength)];
   }
 }
+
+/** The headers the comparison reads, and the content coding, of an answer as the wire read it. */
+function sentOf(answer: Pick<WireAnswer, 'status' | 'headers'> & { body: Buffer }): SentAnswer {
+  const headers: SentAnswer['headers'] = {};
+  for (const k of ANSWER_HEADERS) headers[k] = answer.headers[k];
+  return { status: answer.status, headers, body: answer.body, encoding: answer.headers['content-encoding'] };
+}
+
+/**
+ * An answer compared with another (the client's) as it is read: while its head and every byte so far
+ * equal the other's, nothing of it is kept, so that an equal answer, nearly every copy's, costs one
+ * comparison of its bytes as they pass and no memory. From the first that differs it is kept (the
+ * equal part taken from the other), to be compared by meaning (compareSent) and reported.
+ */
+export class ReadAgainst implements AnswerSink {
+  private head_: Pick<WireAnswer, 'status' | 'headers'> = { status: 0, headers: {} };
+  private readonly other: Buffer;
+  /** Bytes of the body read so far, all equal to the other's while `kept` is null. */
+  private at = 0;
+  private kept: Buffer[] | null = null;
+
+  constructor(private readonly expected: SentAnswer) {
+    this.other = bytesOf(expected.body);
+  }
+
+  head(status: number, headers: Record<string, string>): void {
+    this.head_ = { status, headers };
+    const sent = sentOf({ status, headers, body: EMPTY });
+    if (!sameAnswer(sent, this.expected) || sent.encoding !== this.expected.encoding) this.kept = [];
+  }
+
+  data(bytes: Buffer): void {
+    if (this.kept === null) {
+      const end = this.at + bytes.length;
+      if (end <= this.other.length && bytes.equals(this.other.subarray(this.at, end))) {
+        this.at = end;
+        return;
+      }
+      this.kept = [this.other.subarray(0, this.at)];
+    }
+    this.kept.push(Buffer.from(bytes));
+    this.at += bytes.length;
+  }
+
+  /** Whether the answer read is the other, byte for byte, with the same head. */
+  get equal(): boolean {
+    return this.kept === null && this.at === this.other.length;
+  }
+
+  get answer(): SentAnswer {
+    return sentOf({ ...this.head_, body: this.kept === null ? this.other.subarray(0, this.at) : Buffer.concat(this.kept, this.at) });
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Two answers as they went out, compared: null when they agree, else both as text and what differs.
@@ -159,7 +215,7 @@ export function compareSent(method: string, url: string, legacy: SentAnswer, our
   return found.length === 0 ? null : { legacy: l, ours: o, found };
 }
 
-const bytesOf = (body: string | Uint8Array) => (typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+const bytesOf = (body: string | Uint8Array): Buffer => (typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 
 function sameBytes(a: string | Uint8Array, b: string | Uint8Array): boolean {
   if (typeof a === 'string' && typeof b === 'string') return a === b;
@@ -215,6 +271,8 @@ export interface Settled {
   bytes: number;
   /** When the first of these copies settled (ms since the epoch): the verdict's "since" is a comparison's own time. */
   first: number;
+  /** How long the oldest copy still waiting in the copier has waited (ms): whether it keeps up (sampler.ts). */
+  waitedMs: number;
 }
 
 /** Copies that came out the same way, counted. */
@@ -235,15 +293,23 @@ if (target !== undefined && process.send !== undefined) {
   let first = 0;
   /** What the differences waiting in `each` hold (their copies and both answers). */
   let eachBytes = 0;
+  /** Copies settled since the last message. */
+  let settled = 0;
+  /**
+   * Copies settled that go back at once, not after RESULTS_MS: until the service hears of them they
+   * count against its queue, and at thousands a second RESULTS_MS alone would fill it.
+   */
+  const settledAtMost = Math.max(1, Math.floor((copyTarget.concurrency + copyTarget.queue) / 8));
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
-    process.send?.({ tallies: [...tallies.values()], each, bytes, first } satisfies Settled);
+    process.send?.({ tallies: [...tallies.values()], each, bytes, first, waitedMs: copier.waitedMs } satisfies Settled);
     tallies.clear();
     each = [];
     bytes = 0;
     eachBytes = 0;
+    settled = 0;
   };
   const copier = new Copier(copyTarget, (result) => {
     // The first result since the last flush sets the next one.
@@ -255,7 +321,7 @@ if (target !== undefined && process.send !== undefined) {
     if (copyTarget.primary === 'legacy' || result.outcome === 'difference') {
       each.push(result);
       if (result.outcome === 'difference') eachBytes += result.bytes + result.legacy.body.length + result.ours.body.length;
-      if (eachBytes >= RESULTS_BYTES) flush();
+      if (eachBytes >= RESULTS_BYTES || ++settled >= settledAtMost) flush();
       return;
     }
     const { labels } = result;
@@ -265,8 +331,9 @@ if (target !== undefined && process.send !== undefined) {
     const known = tallies.get(key);
     if (known === undefined) tallies.set(key, tally);
     else known.count++;
+    if (++settled >= settledAtMost) flush();
   });
-  const frames = new FrameReader();
+  const frames = new FrameReader(heldBodiesLimit(copyTarget.queueBytes));
   const jobs = new net.Socket({ fd: JOBS_FD, readable: true, writable: false });
   jobs.on('data', (chunk: Buffer) => {
     for (const frame of frames.read(chunk)) copier.take(frame.job, frame.bytes);

@@ -9,7 +9,8 @@ import { ANSWER_HEADERS } from './compare';
 import type { CopyTarget } from './copier';
 import type { SentAnswer } from './frames';
 import { createFront } from './front';
-import { type ComparedSink, copyRule, forwardable, HOP_BY_HOP, Mirror } from './mirror';
+import { copyRule, forwardable, HOP_BY_HOP, Mirror } from './mirror';
+import type { ComparedSink } from './totals';
 import { openReport, type Report } from './report';
 
 /**
@@ -61,8 +62,8 @@ interface Ends {
 }
 
 function serviceFirst(config: Config, shadow: ShadowConfig, { report, legacy, secondary, keep }: Ends): Shadow {
-  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
-  const mirror = new Mirror(target, shadow.queue, report, 'service-first', keep);
+  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, queue: shadow.queue, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
+  const mirror = new Mirror(target, report, 'service-first', keep);
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
     const method = req.method ?? '';
@@ -102,7 +103,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, { report, legacy, sec
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
-      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, shadow.queue, report, 'legacy-first', keep);
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, queue: shadow.queue, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, report, 'legacy-first', keep);
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));

@@ -16,6 +16,8 @@ export type ShadowOutcome = 'match' | 'difference' | 'noise' | 'dropped' | 'lega
 
 /**
  * Why a copy was dropped, the `reason` label of `dropped` (the only outcome that has one):
+ * - `sampled`: left out on purpose, the copier being behind: one in N copies of each operation is
+ *   compared meanwhile (sampler.ts);
  * - `queue`: SHADOW_QUEUE copies were waiting already;
  * - `bytes`: the copy did not fit in SHADOW_QUEUE_BYTES beside the copies held (budget.ts);
  * - `answer_bytes`: the answer to the copy was larger than the copier reads (budget.ts answerCap):
@@ -23,11 +25,11 @@ export type ShadowOutcome = 'match' | 'difference' | 'noise' | 'dropped' | 'lega
  * - `copier_exit`: the copier process ended with the copy in it;
  * - `stop`: the service stopped before the copy settled (mirror.ts STOP_SETTLE_MAX_MS).
  */
-export type DropReason = 'queue' | 'bytes' | 'answer_bytes' | 'copier_exit' | 'stop';
+export type DropReason = 'sampled' | 'queue' | 'bytes' | 'answer_bytes' | 'copier_exit' | 'stop';
 
 const exchanges = new client.Counter({
   name: 'asmx_shadow_exchanges_total',
-  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding; dropped ones by reason (queue, bytes, answer_bytes, copier_exit, stop)',
+  help: 'Shadow copies by outcome (match, difference, noise, dropped, legacy_error, service_error), operation and binding; dropped ones by reason (sampled, queue, bytes, answer_bytes, copier_exit, stop)',
   labelNames: ['operation', 'binding', 'outcome', 'reason'] as const,
 });
 

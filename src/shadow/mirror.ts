@@ -4,11 +4,13 @@ import type { Socket } from 'node:net';
 import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
 import { pathOf, type RequestLine, routeReader } from '../contract/route';
-import { ByteBudget } from './budget';
+import { ByteBudget, heldBodiesLimit } from './budget';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
-import { type CopyJob, frameSize, FrameWriter } from './frames';
+import { type CopyJob, FrameWriter } from './frames';
 import { countShadow, holders, type Labels } from './metrics';
 import type { Report } from './report';
+import { Sampler } from './sampler';
+import { type ComparedSink, PendingTotals } from './totals';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and Expect, already answered. */
 export const HOP_BY_HOP: readonly string[] = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'];
@@ -80,18 +82,6 @@ const HAND_OVER_BYTES = 1024 * 1024;
  */
 export const STOP_SETTLE_MAX_MS = 2000;
 
-/** Comparisons settled together (one message from the copier): what the verdict's totals add. */
-export interface Compared {
-  compared: number;
-  real: number;
-  noise: number;
-  /** When the first of them was settled, in the copier (ISO). */
-  first: string;
-}
-
-/** Where settled comparisons go to be kept (the store, wired by process/server.ts); awaited before the stop ends. */
-export type ComparedSink = (batch: Compared) => Promise<void>;
-
 /**
  * Copies offered once their client has been answered; the two answers compared (in the copier's
  * process, copier.ts) and the outcome counted and reported here. Bounded, so that a slow or dead
@@ -109,7 +99,7 @@ export class Mirror {
   private running: { child: ChildProcess; jobs: Socket } | null = null;
   private readonly priority = lowestPriority();
   /** Copies offered and not yet handed over, as frames: they go together, HAND_OVER_MS after the first (one write, not one each). */
-  private batch = new FrameWriter();
+  private readonly batch: FrameWriter;
   private handOverTimer: NodeJS.Timeout | null = null;
   /** Legacy-first: what this service's hooks learnt of each copy in flight (endpoint, operation, binding). */
   private readonly learnt = new Map<string, Labels | null>();
@@ -117,32 +107,42 @@ export class Mirror {
   private readonly pending = new Map<string, { labels: Labels; n: number }>();
   /** Set by a stop: new copies are dropped, and the stop is told when the last one in flight settles. */
   private stopping: { allSettled: () => void } | null = null;
-  /** Writes of settled comparisons not yet finished: a stop waits for them. */
-  private readonly writing = new Set<Promise<void>>();
+  /** Settled comparisons on their way to be kept (the totals); a stop writes what is pending. */
+  private readonly totals: PendingTotals | null;
+
+  /** Beyond what the copier keeps up with, one copy in N of each operation (sampler.ts). */
+  private readonly sampler = new Sampler();
 
   constructor(
     private readonly target: CopyTarget,
-    private readonly queue: number,
     private readonly report: Report,
     private readonly mode: string,
-    private readonly keep: ComparedSink | null = null,
+    keep: ComparedSink | null = null,
   ) {
     this.budget = new ByteBudget(target.queueBytes);
     holders.add(this.budget);
+    this.batch = new FrameWriter(undefined, heldBodiesLimit(target.queueBytes));
+    this.totals = keep === null ? null : new PendingTotals(keep);
   }
 
   /** Hands a copy to the copier, or drops it (counted) when too many, or too many bytes, are in flight or waiting. */
   offer(copy: CopyJob): void {
     if (this.stopping !== null) return countShadow(copy.labels, 'dropped', 1, 'stop');
-    if (this.inFlight >= this.target.concurrency + this.queue) return countShadow(copy.labels, 'dropped', 1, 'queue');
+    if (this.sampler.skip(copy.labels)) return countShadow(copy.labels, 'dropped', 1, 'sampled');
+    if (this.inFlight >= this.bound) return countShadow(copy.labels, 'dropped', 1, 'queue');
     // Its size is known before a byte of it is copied: a copy that does not fit costs nothing more.
-    if (!this.budget.take(frameSize(copy))) return countShadow(copy.labels, 'dropped', 1, 'bytes');
+    if (!this.budget.take(this.batch.sizeOf(copy))) return countShadow(copy.labels, 'dropped', 1, 'bytes');
     this.inFlight++;
     this.track(copy.labels, 1);
     if (this.target.primary === 'legacy') this.learnt.set(copy.requestId, null);
     if (this.batch.empty) this.handOverTimer = setTimeout(() => this.handOver(), HAND_OVER_MS).unref();
     this.batch.job(copy);
     if (this.batch.size >= HAND_OVER_BYTES) this.handOver();
+  }
+
+  /** Copies in flight and waiting at most: SHADOW_CONCURRENCY + SHADOW_QUEUE. */
+  private get bound(): number {
+    return this.target.concurrency + this.target.queue;
   }
 
   private handOver(): void {
@@ -181,7 +181,7 @@ export class Mirror {
     if (this.inFlight > 0) log.warn('shadow copies given up at the stop, counted dropped (reason stop)', { dropped: this.inFlight, settleMs: Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS) });
     this.giveUp('stop');
     holders.delete(this.budget);
-    await Promise.all(this.writing);
+    await this.totals?.close();
     if (running === null || running.child.exitCode !== null || running.child.signalCode !== null) return;
     // Referenced again, so that its exit is waited for rather than the process running out of work.
     running.child.ref();
@@ -239,7 +239,7 @@ export class Mirror {
     child.channel?.unref();
     jobs.unref();
     const running = { child, jobs };
-    child.on('message', ({ tallies, each, bytes, first: settledAt }: Settled) => {
+    child.on('message', ({ tallies, each, bytes, first: settledAt, waitedMs }: Settled) => {
       if (this.running !== running) return;
       const first = new Date(settledAt).toISOString();
       const kept = { compared: 0, real: 0, noise: 0 };
@@ -257,7 +257,8 @@ export class Mirror {
         if (outcome === 'difference') kept.real++;
         if (outcome === 'noise') kept.noise++;
       }
-      if (kept.compared > 0) this.write({ ...kept, first });
+      if (kept.compared > 0) this.totals?.add({ ...kept, first });
+      this.sampler.adjust(waitedMs, this.inFlight / this.bound);
       if (this.inFlight <= 0) this.stopping?.allSettled();
     });
     child.on('error', (error) => log.error('shadow copier failed', { error }));
@@ -278,14 +279,6 @@ export class Mirror {
     countShadow(labels, outcome === 'match' ? 'match' : this.target.primary === 'ours' ? 'legacy_error' : 'service_error', n);
   }
 
-  /** Comparisons settled, handed to the sink; a failed write is logged, never thrown at the client's thread. */
-  private write(batch: Compared): void {
-    if (this.keep === null) return;
-    const done: Promise<void> = this.keep(batch)
-      .catch((error: unknown) => log.error('shadow totals not written: these comparisons are not counted', { ...batch, error }))
-      .finally(() => this.writing.delete(done));
-    this.writing.add(done);
-  }
 
   /** One copy's result, counted (and a difference reported): what it came to. */
   private settle(result: CopyResult): 'match' | 'difference' | 'noise' | 'other' {

@@ -35,57 +35,99 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 const SINGLE = new Set(['content-type', 'content-length']);
 
 /**
- * Reads one answer from the bytes of a connection as they come. `push` returns the answer once it
- * is whole (null until then); `end` is the connection's end, which completes an answer framed by it.
- * Malformed framing throws.
+ * Where a reader hands an answer as it is read: its head, then its body's bytes in order. The bytes
+ * are a view of the connection's read buffer, which the next read reuses: a sink that keeps them
+ * copies them; one that only compares them (copier.ts) keeps nothing, so that an answer equal to
+ * the client's is never held or joined.
  */
-export class AnswerReader {
-  /** Bytes read and not yet taken apart: the head as it comes, then the chunks' framing. */
-  private got: Buffer = EMPTY;
+export interface AnswerSink {
+  /** The status and headers (names in lower case; a repeated header's values joined with ", ", Content-Type and Content-Length: the first). */
+  head(status: number, headers: Record<string, string>): void;
+  data(bytes: Buffer): void;
+}
+
+/** A sink that keeps the whole answer: the second legacy site's (copier.ts noise), and the tests'. */
+export class KeptAnswer implements AnswerSink {
   private status = 0;
   private headers: Record<string, string> = {};
+  private readonly parts: Buffer[] = [];
+  private size = 0;
+
+  head(status: number, headers: Record<string, string>): void {
+    this.status = status;
+    this.headers = headers;
+  }
+
+  data(bytes: Buffer): void {
+    this.parts.push(Buffer.from(bytes));
+    this.size += bytes.length;
+  }
+
+  get answer(): WireAnswer {
+    return { status: this.status, headers: this.headers, body: this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size) };
+  }
+}
+
+/**
+ * Reads one answer from the bytes of a connection as they come, into a sink. `push` says whether the
+ * answer has ended; `end` is the connection's end, which ends an answer framed by it. Nothing of a
+ * read is kept beyond the call but the few bytes of framing not yet whole (copied). Malformed
+ * framing throws.
+ */
+export class AnswerReader {
+  /** Framing read and not yet taken apart (a copy): the head as it comes, then a chunk's size line. */
+  private got: Buffer = EMPTY;
+  private status = 0;
   /** Whether the head has been read. */
   private inBody = false;
   private framing: 'none' | 'length' | 'chunked' | 'close' = 'none';
   private length = 0;
-  /** The body's bytes as they came (a chunked body's data only), joined once at the end. */
-  private parts: Buffer[] = [];
+  /** The body's bytes read so far (a chunked body's data only). */
   private size = 0;
-  /** Chunked: bytes of the current chunk's data still to come (taken as they come, never joined to the framing). */
+  /** Chunked: bytes of the current chunk's data still to come. */
   private chunkLeft = 0;
   /** Chunked: the CRLF that ends a chunk's data is still to come. */
   private chunkEnd = false;
+  /** Whether the answer has ended. */
+  private done = false;
   /** Whether the connection may carry another request once this answer is read. */
   keepAlive = false;
 
   /** `cap`: the most of a body read; a larger one throws ANSWER_TOO_LARGE as soon as it shows (its Content-Length or its bytes). */
   constructor(
     private readonly method: string,
+    private readonly sink: AnswerSink,
     private readonly cap = MAX_ANSWER_BYTES,
   ) {}
 
-  push(chunk: Buffer): WireAnswer | null {
+  push(chunk: Buffer): boolean {
+    if (this.done) {
+      // Bytes beyond the answer: the connection's framing is lost, it is not used again.
+      if (chunk.length > 0) this.keepAlive = false;
+      return true;
+    }
     if (this.inBody) return this.body(chunk);
-    this.got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
+    let got = this.got.length === 0 ? chunk : Buffer.concat([this.got, chunk]);
     while (!this.inBody) {
-      const end = this.got.indexOf(HEAD_END);
+      const end = got.indexOf(HEAD_END);
       if (end === -1) {
-        if (this.got.length > MAX_HEAD_BYTES) throw new Error('answer head too large');
-        return null;
+        if (got.length > MAX_HEAD_BYTES) throw new Error('answer head too large');
+        this.got = Buffer.from(got);
+        return false;
       }
-      this.readHead(this.got.toString('latin1', 0, end));
-      this.got = this.got.subarray(end + 4);
+      this.readHead(got.toString('latin1', 0, end));
+      got = got.subarray(end + 4);
       // An interim answer (100 Continue): the real one follows.
       if (this.status >= 100 && this.status < 200 && this.status !== 101) continue;
       this.inBody = true;
     }
-    const rest = this.got;
     this.got = EMPTY;
-    return this.body(rest);
+    return this.body(got);
   }
 
-  end(): WireAnswer | null {
-    return this.inBody && this.framing === 'close' ? this.answer(Buffer.concat(this.parts, this.size)) : null;
+  end(): boolean {
+    if (this.inBody && this.framing === 'close') this.done = true;
+    return this.done;
   }
 
   private readHead(text: string): void {
@@ -102,7 +144,6 @@ export class AnswerReader {
       const had = headers[name];
       headers[name] = had === undefined ? value : SINGLE.has(name) ? had : `${had}, ${value}`;
     }
-    this.headers = headers;
     const connection = (headers.connection ?? '').toLowerCase();
     const chunked = /(^|,)\s*chunked\s*$/i.test(headers['transfer-encoding'] ?? '');
     const noBody = this.method === 'HEAD' || this.status === 204 || this.status === 304 || this.status < 200;
@@ -113,77 +154,99 @@ export class AnswerReader {
       if (this.length > this.cap) throw new Error(ANSWER_TOO_LARGE);
     }
     this.keepAlive = this.framing !== 'close' && (m[1] === '1' ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection));
+    if (this.status < 100 || this.status >= 200 || this.status === 101) this.sink.head(this.status, headers);
   }
 
-  private body(chunk: Buffer): WireAnswer | null {
-    if (this.framing === 'none') return this.answer(EMPTY);
+  private body(chunk: Buffer): boolean {
     if (this.framing === 'chunked') return this.chunked(chunk);
-    this.parts.push(chunk);
-    this.size += chunk.length;
+    if (this.framing === 'none' || (this.framing === 'length' && this.length === 0)) return this.finish(chunk.length);
+    const take = this.framing === 'length' ? Math.min(chunk.length, this.length - this.size) : chunk.length;
+    this.size += take;
     if (this.size > this.cap) throw new Error(ANSWER_TOO_LARGE);
-    if (this.framing === 'close' || this.size < this.length) return null;
-    // Bytes beyond the answer: the connection's framing is lost, it is not used again.
-    if (this.size > this.length) this.keepAlive = false;
-    return this.answer(Buffer.concat(this.parts, this.size).subarray(0, this.length));
+    if (take > 0) this.sink.data(take === chunk.length ? chunk : chunk.subarray(0, take));
+    if (this.framing === 'close' || this.size < this.length) return false;
+    return this.finish(chunk.length - take);
+  }
+
+  /** The answer has ended, `beyond` bytes after it in the last read. */
+  private finish(beyond: number): boolean {
+    if (beyond > 0) this.keepAlive = false;
+    this.done = true;
+    return true;
   }
 
   /**
    * Chunks as they come: each "size CRLF data CRLF", then a last of size 0 and its trailers up to an
-   * empty line. A chunk's data goes to the body as views of the reads it came in, never joined to
-   * what is still to be read: a single chunk as large as the cap, read 64 KiB at a time, is not
-   * copied again at every read.
+   * empty line. A chunk's data goes to the sink as it is read, never joined to what is still to come.
    */
-  private chunked(chunk: Buffer): WireAnswer | null {
+  private chunked(chunk: Buffer): boolean {
     let data = chunk;
     for (;;) {
       if (this.chunkLeft > 0) {
-        if (data.length === 0) return null;
+        if (data.length === 0) return false;
         const n = Math.min(this.chunkLeft, data.length);
-        this.parts.push(data.subarray(0, n));
         this.size += n;
         this.chunkLeft -= n;
         this.chunkEnd = this.chunkLeft === 0;
+        this.sink.data(data.subarray(0, n));
         data = data.subarray(n);
         continue;
       }
       // Framing: what is left of it from the last read, then this one.
-      this.got = this.got.length === 0 ? data : Buffer.concat([this.got, data]);
+      let got = this.got.length === 0 ? data : Buffer.concat([this.got, data]);
+      this.got = EMPTY;
       data = EMPTY;
       if (this.chunkEnd) {
-        if (this.got.length < 2) return null;
-        this.got = this.got.subarray(2);
+        if (got.length < 2) return this.keep(got);
+        got = got.subarray(2);
         this.chunkEnd = false;
       }
-      const lineEnd = this.got.indexOf(CRLF);
+      const lineEnd = got.indexOf(CRLF);
       if (lineEnd === -1) {
-        if (this.got.length > MAX_HEAD_BYTES) throw new Error('chunk size line too long');
-        return null;
+        if (got.length > MAX_HEAD_BYTES) throw new Error('chunk size line too long');
+        return this.keep(got);
       }
-      const size = parseInt(this.got.toString('latin1', 0, lineEnd).split(';')[0].trim(), 16);
+      const size = parseInt(got.toString('latin1', 0, lineEnd).split(';')[0].trim(), 16);
       if (!Number.isFinite(size) || size < 0) throw new Error('bad chunk size');
       // A chunk that would take the body over the cap is refused by its size line, before its data comes.
       if (this.size + size > this.cap) throw new Error(ANSWER_TOO_LARGE);
       if (size === 0) {
         // Trailers (usually none) end with an empty line; until they have come, the framing is read again.
-        const trailersEnd = this.got.indexOf(CRLF, lineEnd + 2) === lineEnd + 2 ? lineEnd + 4 : this.got.indexOf(HEAD_END, lineEnd) + 4;
-        if (trailersEnd >= 4 && trailersEnd <= this.got.length) return this.answer(Buffer.concat(this.parts, this.size));
-        if (this.got.length > MAX_HEAD_BYTES) throw new Error('answer trailers too large');
-        return null;
+        const trailersEnd = got.indexOf(CRLF, lineEnd + 2) === lineEnd + 2 ? lineEnd + 4 : got.indexOf(HEAD_END, lineEnd) + 4;
+        if (trailersEnd >= 4 && trailersEnd <= got.length) return this.finish(got.length - trailersEnd);
+        if (got.length > MAX_HEAD_BYTES) throw new Error('answer trailers too large');
+        return this.keep(got);
       }
       this.chunkLeft = size;
-      data = this.got.subarray(lineEnd + 2);
-      this.got = EMPTY;
+      data = got.subarray(lineEnd + 2);
     }
   }
 
-  private answer(body: Buffer): WireAnswer {
-    return { status: this.status, headers: this.headers, body };
+  /** Framing not yet whole, copied: the read it came in is reused. */
+  private keep(framing: Buffer): false {
+    this.got = Buffer.from(framing);
+    return false;
   }
+}
+
+/**
+ * Where every plain connection's bytes are read (node's `onread`): one buffer for all, reused by
+ * each read, since a read is handed on (AnswerReader, then its sink) before the next one. A fresh
+ * 64 KiB for each read, node's default, was most of what the copier allocated for a roster's copy.
+ */
+const READS = Buffer.allocUnsafeSlow(64 * 1024);
+
+/** A keep-alive connection and what reads from it now (the answer being read), if anything. */
+interface Connection {
+  socket: net.Socket;
+  /** The bytes read, and the connection's end or failure, go to the exchange under way. */
+  bytes: ((chunk: Buffer) => void) | null;
+  gone: ((why: string) => void) | null;
 }
 
 /** Keep-alive connections to one origin, each carrying one request at a time; the caller bounds how many at once. */
 export class Wire {
-  private readonly idle: net.Socket[] = [];
+  private readonly idle: Connection[] = [];
   private readonly port: number;
 
   /** `answerCap`: the most of an answer's body read (AnswerReader). */
@@ -196,50 +259,69 @@ export class Wire {
 
   /**
    * Sends `request` (the head and body as they go out, in one buffer or in parts written together)
-   * and reads its answer within `timeoutMs`: the answer, or why there was none (ANSWER_TOO_LARGE
-   * for one over the cap). Never rejects.
+   * and reads its answer into `sink` within `timeoutMs`: null once it has all been read, or why there
+   * was none (ANSWER_TOO_LARGE for one over the cap). Never rejects.
    */
-  exchange(method: string, request: Buffer | readonly Buffer[], timeoutMs: number): Promise<WireAnswer | string> {
-    const socket = this.idle.pop() ?? this.connect();
-    const reader = new AnswerReader(method, this.answerCap);
+  exchange(method: string, request: Buffer | readonly Buffer[], timeoutMs: number, sink: AnswerSink): Promise<string | null> {
+    const c = this.idle.pop() ?? this.connect();
+    const reader = new AnswerReader(method, sink, this.answerCap);
     return new Promise((resolve) => {
-      const finish = (result: WireAnswer | string, reuse: boolean) => {
+      const finish = (why: string | null, reuse: boolean) => {
         clearTimeout(timer);
-        socket.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onError);
-        if (reuse) this.idle.push(socket);
-        else socket.destroy();
-        resolve(result);
+        c.bytes = null;
+        c.gone = null;
+        if (reuse) this.idle.push(c);
+        else c.socket.destroy();
+        resolve(why);
       };
-      const onData = (chunk: Buffer) => {
-        let answer: WireAnswer | null;
+      c.bytes = (chunk) => {
         try {
-          answer = reader.push(chunk);
+          if (reader.push(chunk)) finish(null, reader.keepAlive);
         } catch (e) {
-          return finish((e as Error).message, false);
+          finish((e as Error).message, false);
         }
-        if (answer !== null) finish(answer, reader.keepAlive);
       };
-      const onEnd = () => finish(reader.end() ?? 'the connection closed before the answer ended', false);
-      const onError = (e: Error) => finish(e.message, false);
+      c.gone = (why) => {
+        let ended = false;
+        try {
+          ended = reader.end();
+        } catch (e) {
+          why = (e as Error).message;
+        }
+        finish(ended ? null : why, false);
+      };
       const timer = setTimeout(() => finish(`no answer within ${timeoutMs} ms`, false), timeoutMs);
-      socket.on('data', onData).on('end', onEnd).on('close', onEnd).on('error', onError);
       // Parts (a head, then a body not joined to it: a copy of a large body is not made again) go out in one write.
-      socket.cork();
-      for (const part of Buffer.isBuffer(request) ? [request] : request) socket.write(part);
-      socket.uncork();
+      c.socket.cork();
+      for (const part of Buffer.isBuffer(request) ? [request] : request) c.socket.write(part);
+      c.socket.uncork();
     });
   }
 
-  private connect(): net.Socket {
+  /** `exchange` into a KeptAnswer: the whole answer, or why there was none. */
+  async ask(method: string, request: Buffer | readonly Buffer[], timeoutMs: number): Promise<WireAnswer | string> {
+    const kept = new KeptAnswer();
+    return (await this.exchange(method, request, timeoutMs, kept)) ?? kept.answer;
+  }
+
+  private connect(): Connection {
     const host = this.origin.hostname.replace(/^\[|\]$/g, '');
-    const socket = this.origin.protocol === 'https:' ? tls.connect({ host, port: this.port, servername: net.isIP(host) === 0 ? host : undefined }) : net.connect(this.port, host);
-    socket.setNoDelay(true);
-    // An idle connection the host closes is dropped from the idle list; its errors are not a copy's.
-    const onIdleGone = () => {
-      const i = this.idle.indexOf(socket);
+    const c: Connection = { socket: undefined as unknown as net.Socket, bytes: null, gone: null };
+    const read = (chunk: Buffer) => c.bytes?.(chunk);
+    // TLS reads into buffers of its own; a plain connection into the shared one.
+    c.socket =
+      this.origin.protocol === 'https:'
+        ? tls.connect({ host, port: this.port, servername: net.isIP(host) === 0 ? host : undefined }).on('data', read)
+        : net.connect({ host, port: this.port, onread: { buffer: READS, callback: (n) => (read(READS.subarray(0, n)), true) } });
+    c.socket.setNoDelay(true);
+    c.socket.on('end', () => c.gone?.('the connection closed before the answer ended'));
+    c.socket.on('close', () => {
+      // An idle connection the host closed is dropped from the idle list.
+      const i = this.idle.indexOf(c);
       if (i !== -1) this.idle.splice(i, 1);
-    };
-    socket.on('close', onIdleGone).on('error', () => undefined);
-    return socket;
+      c.gone?.('the connection closed before the answer ended');
+    });
+    c.socket.on('error', (e) => c.gone?.(e.message));
+    return c;
   }
 }

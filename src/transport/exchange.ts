@@ -24,6 +24,12 @@ export interface Exchange {
   body?: string | Uint8Array;
 }
 
+/**
+ * Bodies that never change once sent: the bytes the bindings keep with a frozen (cached) result
+ * (bindings/answers.ts). Shadow traffic hands such a body to its copier once, then by reference.
+ */
+export const lastingBodies = new WeakSet<Uint8Array>();
+
 export function exchangeOf(res: Response): Exchange {
   const locals = res.locals as { exchange?: Exchange; requestId?: string };
   return (locals.exchange ??= { requestId: locals.requestId ?? '' });

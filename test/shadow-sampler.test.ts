@@ -1,0 +1,63 @@
+import { BEHIND_MS, Sampler } from '../src/shadow/sampler';
+
+/** What shadowing compares when its copier falls behind (src/shadow/sampler.ts): one in N of each operation, N moving with how far behind. */
+
+const GET = { operation: 'GetTokenDevice', binding: 'soap11' };
+const ROSTER = { operation: 'GetStudentSchool', binding: 'soap11' };
+
+function clock(): { now: () => number; advance: (ms: number) => void } {
+  let t = 0;
+  return { now: () => t, advance: (ms) => (t += ms) };
+}
+
+test('while the copier keeps up, every copy is compared', () => {
+  const s = new Sampler();
+  s.adjust(0, 0);
+  s.adjust(BEHIND_MS - 1, 0.7);
+  expect(Array.from({ length: 100 }, () => s.skip(GET)).some(Boolean)).toBe(false);
+  expect(s.every).toBe(1);
+});
+
+test('behind, one in N of each operation and binding is compared, whatever the mix of traffic', () => {
+  const s = new Sampler();
+  s.adjust(BEHIND_MS, 0);
+  s.adjust(BEHIND_MS, 0);
+  expect(s.every).toBe(4);
+  // 40 small calls for each roster, interleaved: each operation keeps exactly a quarter.
+  const kept = { small: 0, roster: 0 };
+  for (let i = 0; i < 4000; i++) if (!s.skip(GET)) kept.small++;
+  for (let i = 0; i < 100; i++) if (!s.skip(ROSTER)) kept.roster++;
+  expect(kept).toEqual({ small: 1000, roster: 25 });
+  expect(s.skip({ operation: 'GetStudentSchool', binding: 'httpget' })).toBe(false);
+});
+
+test('a queue three quarters full is behind too; N doubles at each report, up to 1,024', () => {
+  const s = new Sampler();
+  s.adjust(0, 0.75);
+  expect(s.every).toBe(2);
+  for (let i = 0; i < 20; i++) s.adjust(0, 1);
+  expect(s.every).toBe(1024);
+});
+
+test('caught up, N halves at most once a second, back to every copy', () => {
+  const c = clock();
+  const s = new Sampler(c.now);
+  for (let i = 0; i < 3; i++) s.adjust(BEHIND_MS, 0);
+  expect(s.every).toBe(8);
+  s.adjust(0, 0);
+  expect(s.every).toBe(8);
+  c.advance(1000);
+  s.adjust(0, 0);
+  s.adjust(0, 0);
+  expect(s.every).toBe(4);
+  // Neither behind nor caught up: it stays.
+  c.advance(1000);
+  s.adjust(300, 0.5);
+  expect(s.every).toBe(4);
+  for (let i = 0; i < 2; i++) {
+    c.advance(1000);
+    s.adjust(50, 0.1);
+  }
+  expect(s.every).toBe(1);
+  expect(s.skip(GET)).toBe(false);
+});
