@@ -74,11 +74,12 @@ describe('AnswerReader', () => {
     expect(answer?.headers).toEqual({ 'cache-control': 'private, max-age=0', 'content-type': 'text/xml', 'content-length': '0' });
   });
 
-  test('Connection: close, HTTP/1.0 and bytes beyond the answer each end the connection', () => {
+  test('Connection: close and HTTP/1.0 end the connection; bytes beyond the answer are counted', () => {
     expect(read('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', 1000).reader.keepAlive).toBe(false);
     expect(read('HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n', 1000).reader.keepAlive).toBe(false);
     expect(read('HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n', 1000).reader.keepAlive).toBe(true);
-    expect(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab', 1000).reader.keepAlive).toBe(false);
+    // Bytes beyond the answer are the next answer's, if a request is pipelined behind it (Wire ends a connection that sends bytes nothing asked for).
+    expect(read('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab', 1000).reader.beyond).toBe(1);
   });
 
   test.each([
@@ -130,14 +131,17 @@ describe('Wire', () => {
     url: URL;
     connections: () => number;
     requests: string[];
+    /** The most requests that had come on one connection, unanswered, at once: above 1 only if pipelined. */
+    mostAtOnce: () => number;
   }
 
   /**
    * Runs `use` with a Wire to a host answering each request with `answer(requestText)` (null: say
    * nothing) and counting its connections; the host is gone afterwards, its connections with it.
    */
-  async function withHost(answer: (request: string) => string | null, use: (wire: Wire, h: Host) => Promise<void>): Promise<URL> {
+  async function withHost(answer: (request: string) => string | null, use: (wire: Wire, h: Host) => Promise<void>, wire = (url: URL) => new Wire(url)): Promise<URL> {
     let connections = 0;
+    let mostAtOnce = 0;
     const requests: string[] = [];
     const sockets = new Set<net.Socket>();
     const server = net.createServer((socket) => {
@@ -145,25 +149,37 @@ describe('Wire', () => {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
       let got = '';
+      let closed = false;
       socket.on('data', (d) => {
         got += d.toString('latin1');
-        const end = got.indexOf('\r\n\r\n');
-        if (end === -1) return;
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end))?.[1] ?? 0);
-        if (got.length < end + 4 + length) return;
-        const request = got.slice(0, end + 4 + length);
-        got = got.slice(end + 4 + length);
-        requests.push(request);
-        const reply = answer(request);
-        if (reply === null) return;
-        socket.write(reply, 'latin1');
-        if (/connection: close/i.test(reply)) socket.end();
+        // Every whole request that has come, answered in order (HTTP/1.1 pipelining).
+        const whole: string[] = [];
+        for (;;) {
+          const end = got.indexOf('\r\n\r\n');
+          if (end === -1) break;
+          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end))?.[1] ?? 0);
+          if (got.length < end + 4 + length) break;
+          whole.push(got.slice(0, end + 4 + length));
+          got = got.slice(end + 4 + length);
+        }
+        mostAtOnce = Math.max(mostAtOnce, whole.length);
+        for (const request of whole) {
+          if (closed) return;
+          requests.push(request);
+          const reply = answer(request);
+          if (reply === null) return;
+          socket.write(reply, 'latin1');
+          if (/connection: close/i.test(reply)) {
+            closed = true;
+            socket.end();
+          }
+        }
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = new URL(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
     try {
-      await use(new Wire(url), { url, connections: () => connections, requests });
+      await use(wire(url), { url, connections: () => connections, requests, mostAtOnce: () => mostAtOnce });
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -208,5 +224,120 @@ describe('Wire', () => {
       async (wire) => expect(await wire.ask('GET', get('/'), 200)).toBe('no answer within 200 ms'),
     );
     expect(await new Wire(url).ask('GET', get('/'), 2000)).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe('Wire, pipelined (copies of operations without effects)', () => {
+  const get = (path: string) => Buffer.from(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  const echo = (r: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${r.split(' ')[1].length}\r\n\r\n${r.split(' ')[1]}`;
+
+  /** A host answering each request in order as it comes, several in one read if they came together; `reply` may close. */
+  async function host(reply: (request: string, n: number) => string): Promise<{ url: URL; requests: string[]; connections: () => number; mostAtOnce: () => number; close: () => Promise<void> }> {
+    const requests: string[] = [];
+    let connections = 0;
+    let mostAtOnce = 0;
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      let got = '';
+      let closed = false;
+      socket.on('data', (d) => {
+        got += d.toString('latin1');
+        const whole = got.split('\r\n\r\n');
+        got = whole.pop() ?? '';
+        mostAtOnce = Math.max(mostAtOnce, whole.length);
+        for (const head of whole) {
+          // Every request that came is recorded, those after a close too (unanswered).
+          requests.push(head);
+          if (closed) continue;
+          const answer = reply(head, requests.length);
+          socket.write(answer, 'latin1');
+          if (/connection: close/i.test(answer)) {
+            closed = true;
+            socket.end();
+          }
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: new URL(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`),
+      requests,
+      connections: () => connections,
+      mostAtOnce: () => mostAtOnce,
+      close: async () => {
+        for (const s of sockets) s.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  test('once a connection has kept an answer alive, requests go on it several at once, and each answer reaches its own exchange', async () => {
+    const h = await host(echo);
+    try {
+      const wire = new Wire(h.url, undefined, 2, 8);
+      expect(((await wire.ask('GET', get('/first'), 2000)) as WireAnswer).body.toString()).toBe('/first');
+      const paths = Array.from({ length: 40 }, (_, i) => `/p${i}`);
+      const answers = await Promise.all(paths.map((p) => wire.ask('GET', get(p), 2000)));
+      expect(answers.map((a) => (a as WireAnswer).body.toString())).toEqual(paths);
+      expect(h.connections()).toBe(2);
+      // Several requests came in one read: pipelined, never more than the depth on one connection.
+      expect(h.mostAtOnce()).toBeGreaterThan(1);
+      expect(h.mostAtOnce()).toBeLessThanOrEqual(8);
+      expect(h.requests).toHaveLength(41);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a host that closes a connection with requests pipelined on it: those it did not answer are sent again on another, once, and all are answered', async () => {
+    // The answer to /p4 closes its connection, with the requests after it pipelined on it unanswered (once: those sent again are answered).
+    let closedOnce = false;
+    const h = await host((r) => {
+      if (closedOnce || r.split(' ')[1] !== '/p4') return echo(r);
+      closedOnce = true;
+      return `HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\n/p4`;
+    });
+    try {
+      const wire = new Wire(h.url, undefined, 1, 8);
+      await wire.ask('GET', get('/first'), 2000);
+      const paths = Array.from({ length: 30 }, (_, i) => `/p${i}`);
+      const answers = await Promise.all(paths.map((p) => wire.ask('GET', get(p), 2000)));
+      expect(answers.map((a) => (typeof a === 'string' ? a : a.body.toString()))).toEqual(paths);
+      // Those pipelined behind /p4 came twice (the first time unanswered), the rest once.
+      const sent = new Map<string, number>();
+      for (const r of h.requests) sent.set(r.split(' ')[1], (sent.get(r.split(' ')[1]) ?? 0) + 1);
+      expect(Math.max(...sent.values())).toBe(2);
+      expect(h.mostAtOnce()).toBeGreaterThan(1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('without pipelining (depth 1: an operation with effects is copied) one request at a time per connection, and one lost is never sent again', async () => {
+    // The third answer is cut short by the end of its connection.
+    const h = await host((r, n) => (n === 3 ? 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 100\r\n\r\ncut short' : echo(r)));
+    try {
+      const wire = new Wire(h.url, undefined, 1, 1);
+      const paths = ['/a', '/b', '/c', '/d'];
+      const answers = await Promise.all(paths.map((p) => wire.ask('GET', get(p), 2000)));
+      expect(answers.map((a) => (typeof a === 'string' ? 'failed' : a.body.toString()))).toEqual(['/a', '/b', 'failed', '/d']);
+      expect(h.mostAtOnce()).toBe(1);
+      expect(h.requests).toHaveLength(4);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('bytes nothing was asked for end the connection: the next request goes on a new one', async () => {
+    const h = await host((r) => `${echo(r)}HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n`);
+    try {
+      const wire = new Wire(h.url, undefined, 4, 8);
+      for (const p of ['/a', '/b']) expect(((await wire.ask('GET', get(p), 2000)) as WireAnswer).body.toString()).toBe(p);
+      expect(h.connections()).toBe(2);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -27,6 +27,11 @@ export interface CopyTarget {
   concurrency: number;
   /** SHADOW_QUEUE: copies waiting beyond those in flight; the service drops (or samples) beyond. */
   queue: number;
+  /**
+   * Whether copies may be pipelined (wire.ts): only when no operation with effects is copied
+   * (SHADOW_INCLUDE empty), since a copy on a connection lost before its answer is sent again.
+   */
+  pipeline: boolean;
   timeoutMs: number;
   /** SHADOW_QUEUE_BYTES: the copier's own budget for the copies it holds, and (shared by the copies in flight) the cap on each answer it reads. */
   queueBytes: number;
@@ -42,9 +47,16 @@ interface Site {
   hostLine: string;
 }
 
-function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean, cap: number): Site {
+/**
+ * Copies in flight on one connection at most, pipelined (wire.ts): enough that a 50 ms batch of copies
+ * at a few thousand a second goes out in a few writes over SHADOW_CONCURRENCY connections, few enough
+ * that the last of them does not wait long behind the others at the host.
+ */
+const PIPELINE_DEPTH = 16;
+
+function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean, cap: number, connections: number, depth: number): Site {
   const origin = new URL(target.origin);
-  return { wire: new Wire(origin, cap), prefix: target.prefix, strip: target.strip, hostLine: keepHost ? '' : `Host: ${origin.host}\r\n` };
+  return { wire: new Wire(origin, cap, connections, depth), prefix: target.prefix, strip: target.strip, hostLine: keepHost ? '' : `Host: ${origin.host}\r\n` };
 }
 
 /**
@@ -63,6 +75,8 @@ export class Copier {
   private active = 0;
   private readonly site: Site;
   private readonly secondary: Site | null;
+  /** Copies in flight on each connection at most. */
+  private readonly depth: number;
   /** What the copies here hold, bounded as the service bounds them: a frame that does not fit is dropped. */
   private readonly budget: ByteBudget;
 
@@ -71,8 +85,10 @@ export class Copier {
     private readonly done: (result: CopyResult) => void,
   ) {
     const cap = answerCap(target.queueBytes, target.concurrency);
-    this.site = siteOf(target, target.keepHost, cap);
-    this.secondary = target.secondary === null ? null : siteOf(target.secondary, false, cap);
+    this.depth = target.pipeline ? PIPELINE_DEPTH : 1;
+    this.site = siteOf(target, target.keepHost, cap, target.concurrency, this.depth);
+    // The second legacy site is asked only about differences: one at a time on each connection.
+    this.secondary = target.secondary === null ? null : siteOf(target.secondary, false, cap, target.concurrency, 1);
     this.budget = new ByteBudget(target.queueBytes);
   }
 
@@ -93,7 +109,7 @@ export class Copier {
   }
 
   private start(job: CopyJob, bytes: number): void {
-    if (this.active >= this.target.concurrency) return void this.waiting.push({ job, bytes, since: Date.now() });
+    if (this.active >= this.target.concurrency * this.depth) return void this.waiting.push({ job, bytes, since: Date.now() });
     this.active++;
     void this.put(job, bytes).then((result) => {
       this.budget.give(bytes);
