@@ -39,25 +39,24 @@ test('a queue three quarters full is behind too; N doubles at each report, up to
   expect(s.every).toBe(1024);
 });
 
-test('caught up, N halves at most once a second, back to every copy', () => {
+test('without a report that the copier is behind, N halves every 250 ms, reports or none: a few seconds after an overload every copy is compared again', () => {
   const c = clock();
   const s = new Sampler(c.now);
   for (let i = 0; i < 3; i++) s.adjust(BEHIND_MS, 0);
   expect(s.every).toBe(8);
+  c.advance(249);
   s.adjust(0, 0);
   expect(s.every).toBe(8);
-  c.advance(1000);
-  s.adjust(0, 0);
-  s.adjust(0, 0);
+  c.advance(1);
   expect(s.every).toBe(4);
-  // Neither behind nor caught up: it stays.
-  c.advance(1000);
-  s.adjust(300, 0.5);
-  expect(s.every).toBe(4);
-  for (let i = 0; i < 2; i++) {
-    c.advance(1000);
-    s.adjust(50, 0.1);
-  }
+  // Behind again: doubled from where it was.
+  s.adjust(0, 0.9);
+  expect(s.every).toBe(8);
+  c.advance(750);
   expect(s.every).toBe(1);
   expect(s.skip(GET)).toBe(false);
+  for (let i = 0; i < 20; i++) s.adjust(BEHIND_MS, 1);
+  expect(s.every).toBe(1024);
+  c.advance(2500);
+  expect(s.every).toBe(1);
 });

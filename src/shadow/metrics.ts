@@ -46,6 +46,19 @@ new client.Gauge({
   },
 });
 
+/** Each mirror's sampler (sampler.ts): the gauge shows the largest N, 1 while every copy is compared. */
+export const samplers = new Set<{ readonly every: number }>();
+
+new client.Gauge({
+  name: 'asmx_shadow_compared_one_in',
+  help: 'Shadow copies compared now: 1 for every copy; N for one in N of each operation and binding, the copier being behind (the rest dropped, reason sampled)',
+  collect() {
+    let most = 1;
+    for (const s of samplers) most = Math.max(most, s.every);
+    this.set(most);
+  },
+});
+
 export interface Labels {
   endpoint?: string;
   operation?: string;

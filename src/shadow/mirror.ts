@@ -7,7 +7,7 @@ import { pathOf, type RequestLine, routeReader } from '../contract/route';
 import { ByteBudget, heldBodiesLimit } from './budget';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, readable, type Settled } from './copier';
 import { type CopyJob, FrameWriter } from './frames';
-import { countShadow, holders, type Labels } from './metrics';
+import { countShadow, holders, type Labels, samplers } from './metrics';
 import type { Report } from './report';
 import { Sampler } from './sampler';
 import { type ComparedSink, PendingTotals } from './totals';
@@ -121,6 +121,7 @@ export class Mirror {
   ) {
     this.budget = new ByteBudget(target.queueBytes);
     holders.add(this.budget);
+    samplers.add(this.sampler);
     this.batch = new FrameWriter(undefined, heldBodiesLimit(target.queueBytes));
     this.totals = keep === null ? null : new PendingTotals(keep);
   }
@@ -181,6 +182,7 @@ export class Mirror {
     if (this.inFlight > 0) log.warn('shadow copies given up at the stop, counted dropped (reason stop)', { dropped: this.inFlight, settleMs: Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS) });
     this.giveUp('stop');
     holders.delete(this.budget);
+    samplers.delete(this.sampler);
     await this.totals?.close();
     if (running === null || running.child.exitCode !== null || running.child.signalCode !== null) return;
     // Referenced again, so that its exit is waited for rather than the process running out of work.
