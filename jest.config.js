@@ -16,7 +16,7 @@ const common = {
  * The suites that exercise the service through a store run twice, once per store: this list is
  * the PostgreSQL half. A new suite that builds the app with test/helpers/app.ts belongs here.
  */
-const BEHAVIOUR_SUITES = ['schema-compat', 'exchanges', 'soap', 'http', 'roundtrip', 'legacy-matrix', 'localhost', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-delivery', 'sms-defaults', 'sms-processes', 'sms-limits', 'outbox-group-commit', 'shadow', 'express-mount', 'express-mount-bytes', 'postgres-rosters', 'ready', 'shadow-totals'];
+const BEHAVIOUR_SUITES = ['schema-compat', 'exchanges', 'soap', 'http', 'roundtrip', 'legacy-matrix', 'localhost', 'store', 'import', 'postgres', 'fidelity', 'fuzz', 'security', 'failures', 'sms', 'sms-delivery', 'sms-defaults', 'sms-processes', 'sms-limits', 'outbox-group-commit', 'shadow', 'express-mount', 'express-mount-bytes', 'postgres-rosters', 'ready', 'shadow-totals', 'shadow-sampling'];
 
 async function postgresReachable(url) {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3000 });

@@ -220,17 +220,18 @@ describe('the page', () => {
     expect(html).toContain('http://legacy-host/');
   });
 
-  test('copies dropped are shown by reason (queue, bytes, answers over the cap), with the bytes held now', () => {
+  test('copies dropped are shown by reason (sampled, queue, bytes, answers over the cap), with the bytes held now', () => {
     const sample = (labels: Record<string, string>, value: number) => ({ name: 'asmx_shadow_exchanges_total', labels: { operation: 'GetTokenDevice', binding: 'httppost', ...labels }, value });
     const samples = [
       sample({ outcome: 'match' }, 10),
+      sample({ outcome: 'dropped', reason: 'sampled' }, 40),
       sample({ outcome: 'dropped', reason: 'queue' }, 2),
       sample({ outcome: 'dropped', reason: 'bytes' }, 1118),
       sample({ outcome: 'dropped', reason: 'answer_bytes' }, 3),
       { name: 'asmx_shadow_held_bytes', labels: {}, value: 6 * 1048576 },
     ];
     const html = renderPage(view({ samples }, { SHADOW_QUEUE_BYTES: String(8 * 1048576) }));
-    expect(html).toMatch(/<span id="shadow-dropped">1,123 dropped \(2 SHADOW_QUEUE full, 1,118 over SHADOW_QUEUE_BYTES, 3 answer over the cap, not compared\)<\/span>; copies held now: 6\.0 MiB \(at most 8\.0 MiB a process\)/);
+    expect(html).toMatch(/<span id="shadow-dropped">1,163 dropped \(40 sampled while the copier was behind, 2 SHADOW_QUEUE full, 1,118 over SHADOW_QUEUE_BYTES, 3 answer over the cap, not compared\)<\/span>; copies held now: 6\.0 MiB \(at most 8\.0 MiB a process\)/);
     expect(renderPage(view())).toMatch(/<span id="shadow-dropped">0 dropped<\/span>/);
   });
 });

@@ -17,6 +17,7 @@ const OUTCOMES = [
 const COMPARED = new Set(['match', 'difference', 'noise']);
 /** Why copies were dropped (the `reason` of `dropped`, shadow/metrics.ts), as the page says it. */
 const DROP_REASONS = [
+  ['sampled', 'sampled while the copier was behind'],
   ['queue', 'SHADOW_QUEUE full'],
   ['bytes', 'over SHADOW_QUEUE_BYTES'],
   ['answer_bytes', 'answer over the cap, not compared'],
