@@ -128,6 +128,9 @@ test('behind, one copy in N of each operation is compared, the rest dropped for 
   await until(() => legacy.received.length === 1);
 
   // 2. The legacy host answers a few; the copier's reports find it behind (the queue three quarters full).
+  // N halves for each 250 ms without such a report: time stands still in this process until step 3
+  // has been offered, so that how long the machine takes over it changes nothing.
+  const frozen = jest.spyOn(Date, 'now').mockReturnValue(Date.now());
   legacy.release(RELEASED);
   await until(async () => n((await counted()).by, `${TOKEN} match`) === RELEASED);
 
@@ -138,6 +141,7 @@ test('behind, one copy in N of each operation is compared, the rest dropped for 
   const [burst, other] = [17, 3];
   await send(TOKEN, burst, 8);
   await send(SCHOOL, other, 3);
+  frozen.mockRestore();
 
   // 4. The legacy host answers the rest; every copy settles.
   legacy.release(Number.MAX_SAFE_INTEGER);

@@ -121,13 +121,23 @@ async function shadowCounts(adminPort: number): Promise<Record<string, number>> 
   return counts;
 }
 
-/** Copies are settled after the client's answer: waits until the counts stop moving. */
+/** asmx_shadow_compared_one_in: 1 once every copy is compared again (after saturation, the copier sampled). */
+async function comparedOneIn(adminPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  return Number(/^asmx_shadow_compared_one_in (\d+)/m.exec(text)?.[1] ?? 1);
+}
+
+/**
+ * Copies are settled after the client's answer: waits until the counts stop moving, and until the
+ * service compares every copy again (a round at a paced load measured what it costs, not the tail
+ * of the saturation before it).
+ */
 async function settledCounts(adminPort: number): Promise<Record<string, number>> {
   let last = await shadowCounts(adminPort);
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     const now = await shadowCounts(adminPort);
-    if (JSON.stringify(now) === JSON.stringify(last)) return now;
+    if (JSON.stringify(now) === JSON.stringify(last) && (await comparedOneIn(adminPort)) === 1) return now;
     last = now;
   }
 }

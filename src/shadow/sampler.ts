@@ -21,7 +21,7 @@ export class Sampler {
   /** When `n` last doubled or halved. */
   private movedAt = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = () => Date.now()) {}
 
   /** One in `every` copies of each operation and binding is compared. */
   get every(): number {
