@@ -3,8 +3,8 @@ import path from 'path';
 import zlib from 'zlib';
 import type { Case } from '../scripts/legacy/ask';
 import { type Answer, compareLive } from '../src/shadow/compare';
-import { compareSent, ReadAgainst, readable } from '../src/shadow/copier';
-import { AnswerReader } from '../src/shadow/wire';
+import { compareSent, ReadAgainst, readable } from '../src/shadow/sent';
+import { AnswerReader } from '../src/shadow/answer';
 import type { SentAnswer } from '../src/shadow/frames';
 import { FIXTURES } from './helpers/app';
 

@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { ANSWER_TOO_LARGE, AnswerReader, KeptAnswer, MAX_ANSWER_BYTES, Wire, type WireAnswer } from '../src/shadow/wire';
+import { ANSWER_TOO_LARGE, AnswerReader, KeptAnswer, MAX_ANSWER_BYTES, type WireAnswer } from '../src/shadow/answer';
+import { Wire } from '../src/shadow/wire';
 
 /** The copier's HTTP client (src/shadow/wire.ts): answers framed every way HTTP/1.1 frames them, however the bytes arrive. */
 

@@ -1,5 +1,6 @@
 import { ANSWER_HEADERS, type Answer } from '../../src/shadow/compare';
-import { Wire, type WireAnswer } from '../../src/shadow/wire';
+import type { WireAnswer } from '../../src/shadow/answer';
+import { Wire } from '../../src/shadow/wire';
 import type { Case } from './corpus-kit';
 
 export type { Case } from './corpus-kit';
