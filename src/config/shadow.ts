@@ -16,7 +16,7 @@ export interface ShadowConfig {
    */
   secondaryUrl: string | null;
   mode: ShadowMode;
-  /** Copies in flight at once. */
+  /** Connections to the target, each carrying one copy at a time, or (copier.ts) up to 16 pipelined. */
   concurrency: number;
   /** The share of requests copied, 0 to 1. */
   sample: number;

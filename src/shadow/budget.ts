@@ -38,9 +38,10 @@ export class ByteBudget {
 export const MAX_ANSWER_CAP = 16 * 1024 * 1024;
 
 /**
- * The most of one answer to a copy the copier reads (SHADOW_QUEUE_BYTES shared by the copies in
- * flight, at most MAX_ANSWER_CAP): an answer beyond it is not read to its end nor compared, so that
- * the copier holds at most the copies' budget and one capped answer per copy in flight.
+ * The most of one answer to a copy the copier reads (SHADOW_QUEUE_BYTES shared by the connections,
+ * at most MAX_ANSWER_CAP): an answer beyond it is not read to its end nor compared, so that the
+ * copier holds at most the copies' budget and one capped answer per connection (each reads one
+ * answer at a time, pipelined or not, and keeps it only if it differs from the client's).
  */
 export function answerCap(queueBytes: number, concurrency: number): number {
   return Math.min(MAX_ANSWER_CAP, Math.floor(queueBytes / concurrency));
