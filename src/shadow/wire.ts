@@ -53,15 +53,18 @@ export class Wire {
   /** Exchanges waiting for a connection that can take them. */
   private readonly backlog: Exchange[] = [];
   private readonly port: number;
+  /** Whether a copy lost with its connection may be sent again: those pipelined are without effects. */
+  private readonly resend: boolean;
 
   /** `answerCap`: the most of an answer's body read (AnswerReader). */
   constructor(
     private readonly origin: URL,
     private readonly answerCap = MAX_ANSWER_BYTES,
     private readonly connections = Infinity,
-    private readonly depth = 1,
+    private depth = 1,
   ) {
     this.port = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
+    this.resend = depth > 1;
   }
 
   /**
@@ -161,7 +164,7 @@ export class Wire {
     c.socket.destroy();
     for (const ex of c.sent.splice(0)) {
       if (ex.reader.end()) ex.finish(null);
-      else if (this.depth === 1 || ex.retried || ex.begun) ex.finish(why);
+      else if (!this.resend || ex.retried || ex.begun) ex.finish(why);
       else {
         ex.retried = true;
         this.backlog.push(ex);
@@ -178,6 +181,9 @@ export class Wire {
     if (waiting !== -1) return void this.backlog.splice(waiting, 1);
     const c = this.open.find((o) => o.sent.includes(ex));
     if (c === undefined) return;
+    // Copies pipelined behind one that was never answered: a host (or something before it) that does
+    // not serve pipelined requests, or one too slow for them. Either way, one at a time from now on.
+    if (c.sent.length > 1) this.depth = 1;
     c.sent.splice(c.sent.indexOf(ex), 1);
     this.lose(c, why);
   }
