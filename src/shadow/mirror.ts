@@ -127,7 +127,7 @@ export class Mirror {
     this.totals = keep === null ? null : new PendingTotals(keep);
   }
 
-  /** Hands a copy to the copier, or drops it (counted) when too many, or too many bytes, are in flight or waiting. */
+  /** Hands a copy to the copier, or drops it (counted): left out while the copier is behind (sampled), or too many, or too many bytes, in flight or waiting. */
   offer(copy: CopyJob): void {
     if (this.stopping !== null) return countShadow(copy.labels, 'dropped', 1, 'stop');
     if (this.sampler.skip(copy.labels)) return countShadow(copy.labels, 'dropped', 1, 'sampled');
@@ -281,7 +281,6 @@ export class Mirror {
   private count(labels: Labels, outcome: 'match' | 'error', n: number): void {
     countShadow(labels, outcome === 'match' ? 'match' : this.target.primary === 'ours' ? 'legacy_error' : 'service_error', n);
   }
-
 
   /** One copy's result, counted (and a difference reported): what it came to. */
   private settle(result: CopyResult): 'match' | 'difference' | 'noise' | 'other' {
