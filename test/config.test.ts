@@ -143,6 +143,7 @@ test('shadow settings', () => {
     secondaryUrl: null,
     mode: 'service-first',
     concurrency: 4,
+    pipeline: 1,
     sample: 1,
     timeoutMs: 5000,
     queue: 1000,
@@ -156,6 +157,7 @@ test('shadow settings', () => {
   expect(() => loadConfig({ SHADOW_SAMPLE: '2' })).toThrow(/^SHADOW_SAMPLE /);
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://b/x/' }).shadow?.secondaryUrl).toBe('http://b/x');
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_QUEUE_BYTES: '8388608' }).shadow?.queueBytes).toBe(8 * 1024 * 1024);
+  expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16' }).shadow?.pipeline).toBe(16);
 });
 
 test('limits are read from the environment', () => {
@@ -256,6 +258,9 @@ test.each([
   [{ SHADOW_URL: 'ftp://legacy' }, /^SHADOW_URL /],
   [{ SHADOW_MODE: 'both' }, /^SHADOW_MODE must be one of service-first, legacy-first/],
   [{ SHADOW_CONCURRENCY: '0' }, /^SHADOW_CONCURRENCY /],
+  [{ SHADOW_PIPELINE: '0' }, /^SHADOW_PIPELINE /],
+  [{ SHADOW_PIPELINE: '65' }, /^SHADOW_PIPELINE /],
+  [{ SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16', SHADOW_INCLUDE: 'AuthCode' }, /^SHADOW_PIPELINE above 1 cannot be used with SHADOW_INCLUDE/],
   [{ SHADOW_SAMPLE: '-0.5' }, /^SHADOW_SAMPLE /],
   [{ SHADOW_SAMPLE: 'half' }, /^SHADOW_SAMPLE /],
   [{ SHADOW_TIMEOUT_MS: '0' }, /^SHADOW_TIMEOUT_MS /],

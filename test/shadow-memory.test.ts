@@ -187,7 +187,7 @@ describe("the copier's own budget", () => {
     const host = await hangingHost();
     const results: CopyResult[] = [];
     try {
-      const target = { origin: host.url.slice(0, -1), prefix: '', strip: 0, keepHost: false, primary: 'ours' as const, concurrency: 4, queue: 1000, pipeline: true, timeoutMs: 500, queueBytes: MiB + 4096, secondary: null };
+      const target = { origin: host.url.slice(0, -1), prefix: '', strip: 0, keepHost: false, primary: 'ours' as const, concurrency: 4, queue: 1000, pipeline: 16, timeoutMs: 500, queueBytes: MiB + 4096, secondary: null };
       const copier = new Copier(target, (r) => results.push(r));
       const [a, b, c] = [job(MiB - 1024), job(MiB / 2), job(1000)];
       for (const j of [a, b, c]) copier.take(j, frameSize(j));

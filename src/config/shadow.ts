@@ -16,8 +16,13 @@ export interface ShadowConfig {
    */
   secondaryUrl: string | null;
   mode: ShadowMode;
-  /** Connections to the target, each carrying one copy at a time, or (copier.ts) up to 16 pipelined. */
+  /** Connections to the target. */
   concurrency: number;
+  /**
+   * Copies on each connection at once: 1, one at a time; above, HTTP/1.1-pipelined (wire.ts), for a
+   * legacy host known to answer pipelined requests in order, never with operations with effects.
+   */
+  pipeline: number;
   /** The share of requests copied, 0 to 1. */
   sample: number;
   /** How long a copy may take before it counts as unanswered. */
@@ -47,6 +52,7 @@ export const SHADOW_SETTINGS = [
   'SHADOW_URL_SECONDARY',
   'SHADOW_MODE',
   'SHADOW_CONCURRENCY',
+  'SHADOW_PIPELINE',
   'SHADOW_QUEUE',
   'SHADOW_QUEUE_BYTES',
   'SHADOW_SAMPLE',
@@ -77,6 +83,7 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     secondaryUrl,
     mode: oneOf('SHADOW_MODE', get('SHADOW_MODE', 'service-first'), SHADOW_MODES),
     concurrency: wholeNumber('SHADOW_CONCURRENCY', get('SHADOW_CONCURRENCY', '4'), 1, 1000),
+    pipeline: wholeNumber('SHADOW_PIPELINE', get('SHADOW_PIPELINE', '1'), 1, 64),
     sample: Number(sample),
     timeoutMs: wholeNumber('SHADOW_TIMEOUT_MS', get('SHADOW_TIMEOUT_MS', '5000'), 1, 3_600_000),
     queue: wholeNumber('SHADOW_QUEUE', get('SHADOW_QUEUE', '1000'), 0, 1_000_000),
@@ -85,5 +92,7 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     log: log.trim() === '' ? null : log,
     include,
   };
+  // A pipelined copy on a connection lost before its answer is sent again: never one with effects.
+  if (shadow.pipeline > 1 && include.size > 0) throw new ConfigError('SHADOW_PIPELINE above 1 cannot be used with SHADOW_INCLUDE (a copy of an operation with effects is never sent twice)');
   return url === '' ? null : shadow;
 }

@@ -28,11 +28,8 @@ export interface CopyTarget {
   concurrency: number;
   /** SHADOW_QUEUE: copies waiting beyond those in flight; the service drops (or samples) beyond. */
   queue: number;
-  /**
-   * Whether copies may be pipelined (wire.ts): only when no operation with effects is copied
-   * (SHADOW_INCLUDE empty), since a copy on a connection lost before its answer is sent again.
-   */
-  pipeline: boolean;
+  /** SHADOW_PIPELINE: copies on each connection at once (wire.ts); above 1 only when no operation with effects is copied (config/shadow.ts). */
+  pipeline: number;
   timeoutMs: number;
   /** SHADOW_QUEUE_BYTES: the copier's own budget for the copies it holds, and (shared by the copies in flight) the cap on each answer it reads. */
   queueBytes: number;
@@ -47,13 +44,6 @@ interface Site {
   strip: number;
   hostLine: string;
 }
-
-/**
- * Copies in flight on one connection at most, pipelined (wire.ts): enough that a 50 ms batch of copies
- * at a few thousand a second goes out in a few writes over SHADOW_CONCURRENCY connections, few enough
- * that the last of them does not wait long behind the others at the host.
- */
-const PIPELINE_DEPTH = 16;
 
 function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean, cap: number, connections: number, depth: number): Site {
   const origin = new URL(target.origin);
@@ -72,7 +62,7 @@ export type CopyResult = { requestId: string; labels: Labels; bytes: number } & 
 );
 
 export class Copier {
-  private readonly waiting: Array<{ job: CopyJob; bytes: number; since: number }> = [];
+  private readonly waiting: Array<{ job: CopyJob; bytes: number }> = [];
   private active = 0;
   private readonly site: Site;
   private readonly secondary: Site | null;
@@ -86,16 +76,11 @@ export class Copier {
     private readonly done: (result: CopyResult) => void,
   ) {
     const cap = answerCap(target.queueBytes, target.concurrency);
-    this.depth = target.pipeline ? PIPELINE_DEPTH : 1;
+    this.depth = target.pipeline;
     this.site = siteOf(target, target.keepHost, cap, target.concurrency, this.depth);
     // The second legacy site is asked only about differences: one at a time on each connection.
     this.secondary = target.secondary === null ? null : siteOf(target.secondary, false, cap, target.concurrency, 1);
     this.budget = new ByteBudget(target.queueBytes);
-  }
-
-  /** How long the oldest copy waiting for a free connection has waited (ms): whether the copier keeps up (sampler.ts). */
-  get waitedMs(): number {
-    return this.waiting.length === 0 ? 0 : Date.now() - this.waiting[0].since;
   }
 
   /** Bytes of the copies here (waiting, in flight, being compared). */
@@ -110,7 +95,7 @@ export class Copier {
   }
 
   private start(job: CopyJob, bytes: number): void {
-    if (this.active >= this.target.concurrency * this.depth) return void this.waiting.push({ job, bytes, since: Date.now() });
+    if (this.active >= this.target.concurrency * this.depth) return void this.waiting.push({ job, bytes });
     this.active++;
     void this.put(job, bytes).then((result) => {
       this.budget.give(bytes);
@@ -184,8 +169,6 @@ export interface Settled {
   bytes: number;
   /** When the first of these copies settled (ms since the epoch): the verdict's "since" is a comparison's own time. */
   first: number;
-  /** How long the oldest copy still waiting in the copier has waited (ms): whether it keeps up (sampler.ts). */
-  waitedMs: number;
 }
 
 /** Copies that came out the same way, counted. */
@@ -217,7 +200,7 @@ if (target !== undefined && process.send !== undefined) {
   const flush = () => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
-    process.send?.({ tallies: [...tallies.values()], each, bytes, first, waitedMs: copier.waitedMs } satisfies Settled);
+    process.send?.({ tallies: [...tallies.values()], each, bytes, first } satisfies Settled);
     tallies.clear();
     each = [];
     bytes = 0;

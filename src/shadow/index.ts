@@ -62,7 +62,7 @@ interface Ends {
 }
 
 function serviceFirst(config: Config, shadow: ShadowConfig, { report, legacy, secondary, keep }: Ends): Shadow {
-  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, queue: shadow.queue, pipeline: shadow.include.size === 0, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
+  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, queue: shadow.queue, pipeline: shadow.pipeline, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
   const mirror = new Mirror(target, report, 'service-first', keep);
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
@@ -103,7 +103,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, { report, legacy, sec
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
-      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, queue: shadow.queue, pipeline: shadow.include.size === 0, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, report, 'legacy-first', keep);
+      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, queue: shadow.queue, pipeline: shadow.pipeline, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, report, 'legacy-first', keep);
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));

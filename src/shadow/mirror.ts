@@ -242,7 +242,7 @@ export class Mirror {
     child.channel?.unref();
     jobs.unref();
     const running = { child, jobs };
-    child.on('message', ({ tallies, each, bytes, first: settledAt, waitedMs }: Settled) => {
+    child.on('message', ({ tallies, each, bytes, first: settledAt }: Settled) => {
       if (this.running !== running) return;
       const first = new Date(settledAt).toISOString();
       const kept = { compared: 0, real: 0, noise: 0 };
@@ -261,7 +261,7 @@ export class Mirror {
         if (outcome === 'noise') kept.noise++;
       }
       if (kept.compared > 0) this.totals?.add({ ...kept, first });
-      this.sampler.adjust(waitedMs, this.inFlight / this.bound);
+      this.sampler.adjust(this.inFlight / this.bound);
       if (this.inFlight <= 0) this.stopping?.allSettled();
     });
     child.on('error', (error) => log.error('shadow copier failed', { error }));

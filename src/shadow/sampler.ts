@@ -8,12 +8,13 @@ import type { Labels } from './metrics';
  * comparisons whatever the others' traffic; one in N rather than at random, so that the share is
  * exact over any stretch of traffic.
  *
- * `every` starts at 1 (every copy compared) and moves with how far behind the copier is, read at each
- * of its reports (copier.ts, at most RESULTS_MS apart while it settles copies): doubled at each report
- * while the oldest copy waiting in it has waited BEHIND_MS or the copies in flight fill three
- * quarters of the queue; halved for each RELAX_MS without such a report, whether reports come or not
- * (once traffic stops there are none), so that a few seconds after an overload every copy is compared
- * again. On a machine the copies keep up with, it stays at 1.
+ * `every` starts at 1 (every copy compared) and moves with how full the queue is, read at each of the
+ * copier's reports (copier.ts, at most RESULTS_MS apart while it settles copies): doubled at each
+ * report while the copies in flight fill three quarters of SHADOW_CONCURRENCY + SHADOW_QUEUE (the
+ * copier behind, copies about to be dropped); halved for each RELAX_MS without such a report, whether
+ * reports come or not (once traffic stops there are none), so that a few seconds after an overload
+ * every copy is compared again. A burst the queue holds is all compared, however long it waits; on a
+ * machine the copies keep up with, N stays at 1.
  */
 export class Sampler {
   private n = 1;
@@ -42,16 +43,16 @@ export class Sampler {
     return n % this.n !== 0;
   }
 
-  /** The copier's report: how long its oldest waiting copy has waited, and how full the queue is (0 to 1). */
-  adjust(waitedMs: number, fill: number): void {
-    if (waitedMs < BEHIND_MS && fill < 0.75) return;
+  /** At the copier's report: how full the queue is (0 to 1). */
+  adjust(fill: number): void {
+    if (fill < BEHIND) return;
     this.n = Math.min(MAX_EVERY, this.every * 2);
     this.movedAt = this.now();
   }
 }
 
-/** A copy waiting this long in the copier means it is falling behind: copies are otherwise sent within a few tens of ms. */
-export const BEHIND_MS = 500;
+/** The copier is behind once the copies in flight fill this share of the queue. */
+export const BEHIND = 0.75;
 /** From 1,024 back to every copy in about 2.5 s without a report that the copier is behind. */
 const RELAX_MS = 250;
 /** At most one in this many copies is left out: every operation keeps some comparisons whatever the load. */
