@@ -113,18 +113,15 @@ function side(ms: Array<Measured | Paced>): Side {
   };
 }
 
-/** asmx_shadow_exchanges_total summed by outcome. */
-async function shadowCounts(adminPort: number): Promise<Record<string, number>> {
+/**
+ * The shadowing twin's copies, from one scrape: asmx_shadow_exchanges_total summed by outcome, and
+ * asmx_shadow_compared_one_in (1 once every copy is compared again, after the saturation's sampling).
+ */
+async function shadowState(adminPort: number): Promise<{ counts: Record<string, number>; oneIn: number }> {
   const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
   const counts: Record<string, number> = {};
   for (const m of text.matchAll(/^asmx_shadow_exchanges_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)/gm)) counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
-  return counts;
-}
-
-/** asmx_shadow_compared_one_in: 1 once every copy is compared again (after saturation, the copier sampled). */
-async function comparedOneIn(adminPort: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
-  return Number(/^asmx_shadow_compared_one_in (\d+)/m.exec(text)?.[1] ?? 1);
+  return { counts, oneIn: Number(/^asmx_shadow_compared_one_in (\d+)/m.exec(text)?.[1] ?? 1) };
 }
 
 /**
@@ -133,12 +130,12 @@ async function comparedOneIn(adminPort: number): Promise<number> {
  * of the saturation before it).
  */
 async function settledCounts(adminPort: number): Promise<Record<string, number>> {
-  let last = await shadowCounts(adminPort);
+  let last = (await shadowState(adminPort)).counts;
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
-    const now = await shadowCounts(adminPort);
-    if (JSON.stringify(now) === JSON.stringify(last) && (await comparedOneIn(adminPort)) === 1) return now;
-    last = now;
+    const { counts, oneIn } = await shadowState(adminPort);
+    if (JSON.stringify(counts) === JSON.stringify(last) && oneIn === 1) return counts;
+    last = counts;
   }
 }
 

@@ -8,10 +8,11 @@ import { asText, compareSent, ReadAgainst, sentOf } from './sent';
 import { Wire } from './wire';
 
 /**
- * The copies' own process: it puts each copy to the target, at most `concurrency` at a time, and
- * compares the answer with the client's. Sending and comparing cost CPU on the machine that answers
- * clients, so they run here, at the lowest priority (mirror.ts starts it), on an HTTP client of their
- * own (wire.ts), and the event loop that answers clients only hands copies over and counts.
+ * The copies' own process: it puts each copy to the target (on SHADOW_CONCURRENCY connections,
+ * SHADOW_PIPELINE copies on each at once) and compares the answer with the client's. Sending and
+ * comparing cost CPU on the machine that answers clients, so they run here, at the lowest priority
+ * (mirror.ts starts it), on an HTTP client of their own (wire.ts), and the event loop that answers
+ * clients only hands copies over and counts.
  */
 
 /** Where the copies go, as plain data (it crosses to the copier process). */
@@ -66,8 +67,6 @@ export class Copier {
   private active = 0;
   private readonly site: Site;
   private readonly secondary: Site | null;
-  /** Copies in flight on each connection at most. */
-  private readonly depth: number;
   /** What the copies here hold, bounded as the service bounds them: a frame that does not fit is dropped. */
   private readonly budget: ByteBudget;
 
@@ -76,8 +75,7 @@ export class Copier {
     private readonly done: (result: CopyResult) => void,
   ) {
     const cap = answerCap(target.queueBytes, target.concurrency);
-    this.depth = target.pipeline;
-    this.site = siteOf(target, target.keepHost, cap, target.concurrency, this.depth);
+    this.site = siteOf(target, target.keepHost, cap, target.concurrency, target.pipeline);
     // The second legacy site is asked only about differences: one at a time on each connection.
     this.secondary = target.secondary === null ? null : siteOf(target.secondary, false, cap, target.concurrency, 1);
     this.budget = new ByteBudget(target.queueBytes);
@@ -95,7 +93,7 @@ export class Copier {
   }
 
   private start(job: CopyJob, bytes: number): void {
-    if (this.active >= this.target.concurrency * this.depth) return void this.waiting.push({ job, bytes });
+    if (this.active >= this.target.concurrency * this.target.pipeline) return void this.waiting.push({ job, bytes });
     this.active++;
     void this.put(job, bytes).then((result) => {
       this.budget.give(bytes);
@@ -214,10 +212,11 @@ if (target !== undefined && process.send !== undefined) {
       first = Date.now();
     }
     bytes += result.bytes;
+    settled++;
     if (copyTarget.primary === 'legacy' || result.outcome === 'difference') {
       each.push(result);
       if (result.outcome === 'difference') eachBytes += result.bytes + result.legacy.body.length + result.ours.body.length;
-      if (eachBytes >= RESULTS_BYTES || ++settled >= settledAtMost) flush();
+      if (eachBytes >= RESULTS_BYTES || settled >= settledAtMost) flush();
       return;
     }
     const { labels } = result;
@@ -227,7 +226,7 @@ if (target !== undefined && process.send !== undefined) {
     const known = tallies.get(key);
     if (known === undefined) tallies.set(key, tally);
     else known.count++;
-    if (++settled >= settledAtMost) flush();
+    if (settled >= settledAtMost) flush();
   });
   const frames = new FrameReader(heldBodiesLimit(copyTarget.queueBytes));
   const jobs = new net.Socket({ fd: JOBS_FD, readable: true, writable: false });

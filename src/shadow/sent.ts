@@ -96,7 +96,7 @@ const INFLATE_LIMIT = 16 * 1024 * 1024;
 /** A body as text, undoing a content coding first (a legacy host may compress what its client accepts). */
 export function readable(bytes: Uint8Array, encoding: string | undefined): string {
   // A view, not a copy: bytes that crossed a process boundary may come back as a plain Uint8Array.
-  const body = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const body = bytesOf(bytes);
   try {
     switch (encoding?.trim().toLowerCase()) {
       case 'gzip':
