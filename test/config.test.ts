@@ -23,6 +23,8 @@ test('defaults', () => {
       requestTimeoutMs: 30000,
       headersTimeoutMs: 20000,
       keepAliveTimeoutMs: 65000,
+      sendTimeoutMs: 60000,
+      maxUnsentBytes: 65536,
       maxXmlDepth: 64,
       maxXmlElements: 10000,
       maxFormKeys: 1000,
@@ -289,3 +291,11 @@ test('the server, as built, exits 1 with one clear line on a bad value', () => {
     fs.rmSync(out, { recursive: true, force: true });
   }
 }, 60000);
+
+test('SEND_TIMEOUT_MS follows REQUEST_TIMEOUT_MS when unset; MAX_UNSENT_BYTES is a whole number of bytes', () => {
+  expect(loadConfig({ REQUEST_TIMEOUT_MS: '5000' }).limits.sendTimeoutMs).toBe(10000);
+  expect(loadConfig({ SEND_TIMEOUT_MS: '15000' }).limits.sendTimeoutMs).toBe(15000);
+  expect(loadConfig({ MAX_UNSENT_BYTES: '1024' }).limits.maxUnsentBytes).toBe(1024);
+  expect(() => loadConfig({ MAX_UNSENT_BYTES: '0' })).toThrow(ConfigError);
+  expect(() => loadConfig({ SEND_TIMEOUT_MS: 'soon' })).toThrow(ConfigError);
+});

@@ -3,6 +3,8 @@ import type { ConnectionLimits } from '../config';
 import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
 import { ConnectionCap } from '../transport/connection-cap';
+import { pacing } from '../transport/pacing';
+import { closedConnections } from '../transport/server';
 import type { Exchange } from '../transport/exchange';
 
 /**
@@ -73,6 +75,38 @@ export function recordExchange(ex: Exchange, status: number, seconds: number): v
   if (ex.fault !== undefined) faults.inc({ endpoint, operation, binding, code: ex.fault });
   if (ex.error !== undefined) storeErrors.inc({ endpoint, operation });
 }
+
+/** What connections hold back while their clients do not take their answers (transport/pacing.ts). */
+new client.Gauge({
+  name: 'asmx_requests_waiting',
+  help: 'Pipelined requests read and waiting for the answer to an earlier one on their connection',
+  collect() {
+    this.set(pacing.waiting);
+  },
+});
+new client.Gauge({
+  name: 'asmx_connections_held',
+  help: 'Connections whose reading is stopped until their client takes its answers, with bytes read and not yet parsed',
+  collect() {
+    this.set(pacing.held);
+  },
+});
+new client.Gauge({
+  name: 'asmx_connections_held_bytes',
+  help: 'Bytes read from those connections and not yet parsed',
+  collect() {
+    this.set(pacing.heldBytes);
+  },
+});
+new client.Counter({
+  name: 'asmx_connections_closed_total',
+  help: 'Connections the service closed on its own, by reason (send_timeout: its client took nothing of an answer for SEND_TIMEOUT_MS; idle: nothing asked on it for that long, or KEEPALIVE_TIMEOUT_MS once kept alive)',
+  labelNames: ['reason'] as const,
+  collect() {
+    this.reset();
+    for (const [reason, count] of Object.entries(closedConnections)) this.inc({ reason }, count);
+  },
+});
 
 /**
  * Metrics of the listening socket, kept by the process that accepts connections: the single process,

@@ -17,6 +17,10 @@ export interface Limits {
   headersTimeoutMs: number;
   /** How long an idle keep-alive connection stays open; longer than the front's own idle time-out. */
   keepAliveTimeoutMs: number;
+  /** How long a connection may go with nothing read from it nor taken by its client (nginx's send_timeout). */
+  sendTimeoutMs: number;
+  /** A connection's answers written but not yet taken by its client, beyond which its next requests are not read. */
+  maxUnsentBytes: number;
   maxXmlDepth: number;
   maxXmlElements: number;
   /** Distinct names in a query string or form (ASP.NET's MaxHttpCollectionKeys). */
@@ -31,6 +35,8 @@ export const LIMIT_SETTINGS = [
   'REQUEST_TIMEOUT_MS',
   'HEADERS_TIMEOUT_MS',
   'KEEPALIVE_TIMEOUT_MS',
+  'SEND_TIMEOUT_MS',
+  'MAX_UNSENT_BYTES',
   'MAX_XML_DEPTH',
   'MAX_XML_ELEMENTS',
   'MAX_FORM_KEYS',
@@ -69,6 +75,9 @@ export function loadLimits(get: Getter<(typeof LIMIT_SETTINGS)[number]>): Limits
     requestTimeoutMs,
     headersTimeoutMs,
     keepAliveTimeoutMs: limit('KEEPALIVE_TIMEOUT_MS', 65_000),
+    // Later than the request time-out, which answers a client that stopped sending with a 408 rather than a silent close.
+    sendTimeoutMs: limit('SEND_TIMEOUT_MS', 2 * requestTimeoutMs),
+    maxUnsentBytes: limit('MAX_UNSENT_BYTES', 64 * 1024),
     maxXmlDepth: limit('MAX_XML_DEPTH', 64),
     maxXmlElements: limit('MAX_XML_ELEMENTS', 10_000),
     maxFormKeys: limit('MAX_FORM_KEYS', 1000),

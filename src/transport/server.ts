@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Limits } from '../config';
 import { type HostError, HostErrors } from '../basics/errors';
 import { declaredTooLarge } from './body';
+import { paceConnections } from './pacing';
 
 /**
  * The HTTP listener, with the limits IIS's kernel listener (http.sys) enforces before a request
@@ -16,6 +17,13 @@ const LINGER_MS = 2000;
 
 const answered = new WeakSet<Duplex>();
 
+/**
+ * Connections the service closed on its own, by why (the metrics read it): `send_timeout`, its client
+ * took none of an answer for SEND_TIMEOUT_MS; `idle`, nothing was asked on it for that long or, kept
+ * alive, for KEEPALIVE_TIMEOUT_MS.
+ */
+export const closedConnections = { send_timeout: 0, idle: 0 };
+
 export function createServer(limits: Limits, handler: http.RequestListener): http.Server {
   const server = http.createServer(
     {
@@ -27,12 +35,16 @@ export function createServer(limits: Limits, handler: http.RequestListener): htt
       // The time-outs are checked on this period; the default (30 s) would let them overrun by as much.
       connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
     },
-    handler,
   );
+  server.on('request', paceConnections(server, handler, limits.maxUnsentBytes));
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  // A client that stops reading our answer is dropped once idle this long; later than the request
-  // time-out, which answers a client that stopped sending with a 408 rather than a silent close.
-  server.timeout = 2 * limits.requestTimeoutMs;
+  // A client that takes none of our answer (and, its reading stopped, sends nothing more) is closed
+  // once nothing has moved for this long.
+  server.timeout = limits.sendTimeoutMs;
+  server.on('timeout', (socket: Duplex) => {
+    closedConnections[socket.writableLength > 0 ? 'send_timeout' : 'idle'] += 1;
+    socket.destroy();
+  });
 
   // A body that will be refused is not invited: no 100 Continue, so the client need not send it.
   server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {

@@ -1,0 +1,155 @@
+import fs from 'fs';
+import http from 'http';
+import net from 'net';
+import { loadConfig } from '../src/config';
+import { closedConnections, createServer } from '../src/transport/server';
+import { isPaced, pacing } from '../src/transport/pacing';
+import { freePort, MAIN, request, servicesPerTest, TOKEN_PATH } from './helpers/service';
+import { until } from './helpers/sms-gateway';
+
+/**
+ * A connection's requests are read only as fast as its answers are taken (issue 38, point 1). A
+ * client writing pipelined requests without reading the answers made the service run and hold every
+ * one of them: RSS grew by a gigabyte in 15 s, another client waited seconds for an answer, and under
+ * a 384 MiB heap the process died of it.
+ */
+
+const limits = loadConfig({}).limits;
+const GET = (id: string) => `GET /x?id=${id} HTTP/1.1\r\nHost: school.example\r\n\r\n`;
+
+/** An in-process server (the service's own listener) whose handler answers on the next turn with `size` bytes. */
+async function listen(size: number): Promise<{ server: http.Server; port: number; started: () => number }> {
+  let started = 0;
+  const body = 'x'.repeat(size);
+  const server = createServer(limits, (req, res) => {
+    started += 1;
+    setImmediate(() => res.end(`${req.url}\n${body}`));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as net.AddressInfo).port, started: () => started };
+}
+
+describe('pipelined requests', () => {
+  it('every supported Node: the connection is paced (node\'s parser listeners were found and taken over)', async () => {
+    const { server, port } = await listen(1);
+    const paced = new Promise<boolean>((resolve) => server.once('connection', (socket: net.Socket) => setImmediate(() => resolve(isPaced(socket)))));
+    const client = net.connect(port, '127.0.0.1');
+    expect(await paced).toBe(true);
+    client.destroy();
+    server.close();
+  });
+
+  it('are all answered, in order, one at a time, also when the client half-closes after sending them', async () => {
+    let running = 0;
+    let most = 0;
+    const server = createServer(limits, (req, res) => {
+      running += 1;
+      most = Math.max(most, running);
+      setTimeout(() => {
+        running -= 1;
+        res.end(`${req.url}\n`);
+      }, 1);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    const ids = Array.from({ length: 300 }, (_, i) => String(i));
+    socket.end(ids.map(GET).join(''));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    await new Promise((resolve) => socket.once('close', resolve));
+    server.close();
+    const answered = [...text.matchAll(/\/x\?id=(\d+)\n/g)].map((m) => m[1]);
+    expect(answered).toEqual(ids);
+    expect(most).toBe(1);
+  });
+
+  it('a client that never reads: its requests are read only as fast as the kernel takes the answers, and few are held', async () => {
+    // Answers of 64 KiB: the kernel's buffers of a loopback connection hold a few hundred at most.
+    const { server, port, started } = await listen(64 * 1024);
+    const sockets = Array.from({ length: 4 }, () => net.connect(port, '127.0.0.1'));
+    const flood = GET('flood').repeat(2000);
+    for (const socket of sockets) {
+      socket.on('error', () => undefined);
+      socket.pause();
+      const write = () => {
+        while (socket.writable && socket.write(flood));
+      };
+      socket.on('drain', write);
+      socket.once('connect', write);
+    }
+    // Stalled: no request started for a second.
+    for (let before = -1; started() !== before; ) {
+      before = started();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    // Before pacing every request read was run: hundreds of thousands within these seconds.
+    expect(started()).toBeLessThan(4 * 1000);
+    // What is held: requests of one slice and about one read of bytes per connection.
+    expect(pacing.waiting).toBeLessThanOrEqual(4 * 30);
+    expect(pacing.heldBytes).toBeLessThanOrEqual(4 * 256 * 1024);
+    for (const socket of sockets) socket.destroy();
+    await until('nothing is held', () => pacing.waiting === 0 && pacing.held === 0 && pacing.heldBytes === 0, 5000);
+    server.close();
+  });
+
+  it('a client that never reads is closed after SEND_TIMEOUT_MS, counted', async () => {
+    const server = createServer({ ...limits, sendTimeoutMs: 500 }, (_req, res) => res.end('y'.repeat(1024 * 1024)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const before = closedConnections.send_timeout;
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.pause();
+    socket.write(GET('big').repeat(50));
+    // The client, reading nothing, does not notice; the server's count does.
+    await until('the connection is closed', () => closedConnections.send_timeout === before + 1, 10_000);
+    socket.destroy();
+    server.close();
+  });
+});
+
+const service = servicesPerTest();
+
+describe('the built service under a pipelining flood (one address, 100 connections that never read)', () => {
+  it('stays alive under a 384 MiB heap, grows by less than 200 MB, and another address is answered throughout', async () => {
+    // Quiet (a log line per request would be the test's own flood), so the port is chosen here.
+    const port = await freePort();
+    const s = await service({
+      command: [process.execPath, '--max-old-space-size=384', '--max-semi-space-size=2', MAIN],
+      env: { LOG_LEVEL: 'warn', PORT: String(port) },
+      waitListening: false,
+    });
+    await until('listening', () => request(port, TOKEN_PATH).then((r) => r.status === 200, () => false), 15_000);
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))![1]) * 1024;
+    const start = rss();
+    let most = start;
+    const flood = Buffer.from(`GET ${TOKEN_PATH} HTTP/1.1\r\nHost: school.example\r\n\r\n`.repeat(200));
+    const attackers = Array.from({ length: 100 }, () => {
+      const socket = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      socket.on('error', () => undefined);
+      socket.pause();
+      const write = () => {
+        while (socket.writable && socket.write(flood));
+      };
+      socket.on('drain', write);
+      socket.once('connect', write);
+      return socket;
+    });
+    // Another address asks every quarter second; an answer not come in 5 s counts as none (status 0).
+    const replies: number[] = [];
+    const until20s = Date.now() + 20_000;
+    while (Date.now() < until20s) {
+      const [status] = await Promise.all([
+        Promise.race([request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then((r) => r.status, () => -1), new Promise<number>((resolve) => setTimeout(resolve, 5000, 0))]),
+        new Promise((resolve) => setTimeout(resolve, 250)),
+      ]);
+      replies.push(status);
+      most = Math.max(most, rss());
+    }
+    for (const socket of attackers) socket.destroy();
+    expect(s.proc.exitCode).toBeNull();
+    expect(replies.length).toBeGreaterThan(20);
+    expect(replies.every((status) => status === 200)).toBe(true);
+    expect(most - start).toBeLessThan(200 * 1024 * 1024);
+  }, 90_000);
+});
