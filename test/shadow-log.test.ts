@@ -1,6 +1,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+import { Readable } from 'stream';
 import client from 'prom-client';
 import { format, summarise } from '../scripts/shadow-report';
 import { log } from '../src/basics/log';
@@ -248,6 +249,12 @@ describe('the report', () => {
     // The file written holds one line just after a rotation: the console reads on into FILE.1.
     const latest = latestDifferences(file, 5).map((d) => d.requestId);
     expect(latest).toEqual(['r-39', 'r-38', 'r-37', 'r-36', 'r-35']);
+  });
+
+  test('shadow-report reads a hand-made or damaged log without failing: a tally it cannot read is skipped as unreadable', async () => {
+    const text = ['null', '{"notWritten":null,"kinds":[]}', '{"notWritten":{"examples":"many","disk_floor":-3,"busy":2},"kinds":["k"],"operation":"GetAboutUs","binding":"httpget"}', '{"notWritten":{},"kinds":"k"}'].join('\n');
+    const summary = await summarise(Readable.from([text]));
+    expect(summary).toMatchObject({ lines: 0, unreadable: 3, notWritten: { busy: 2 }, byOperation: { 'GetAboutUs httpget': 2 } });
   });
 });
 

@@ -62,7 +62,10 @@ export interface NotWrittenLine extends Tally {
 }
 
 /** Whether a line of the log is a tally rather than a difference. */
-export const isTally = (line: object): line is NotWrittenLine => typeof (line as Partial<NotWrittenLine>).notWritten === 'object';
+export const isTally = (line: object): line is NotWrittenLine => {
+  const n = (line as Partial<NotWrittenLine>).notWritten;
+  return typeof n === 'object' && n !== null;
+};
 
 type LogSettings = Pick<ShadowConfig, 'logMaxBytes' | 'logKeepFree' | 'logExamples'>;
 
