@@ -151,6 +151,9 @@ test('shadow settings', () => {
     queue: 1000,
     queueBytes: 64 * 1024 * 1024,
     log: './data/shadow-differences.jsonl',
+    logMaxBytes: 64 * 1024 * 1024,
+    logKeepFree: null,
+    logExamples: 10,
     include: new Set(),
   });
   const c = loadConfig({ SHADOW_URL: 'https://iis', SHADOW_MODE: 'Legacy-First', SHADOW_SAMPLE: '0.25', SHADOW_INCLUDE: 'authcode', SHADOW_LOG: '', SHADOW_QUEUE: '0' });
@@ -160,6 +163,11 @@ test('shadow settings', () => {
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://b/x/' }).shadow?.secondaryUrl).toBe('http://b/x');
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_QUEUE_BYTES: '8388608' }).shadow?.queueBytes).toBe(8 * 1024 * 1024);
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16' }).shadow?.pipeline).toBe(16);
+  expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_LOG_MAX_BYTES: '1048576', SHADOW_LOG_KEEP_FREE: '4194304', SHADOW_LOG_EXAMPLES: '1' }).shadow).toMatchObject({
+    logMaxBytes: 1024 * 1024,
+    logKeepFree: 4 * 1024 * 1024,
+    logExamples: 1,
+  });
 });
 
 test('limits are read from the environment', () => {
@@ -269,6 +277,11 @@ test.each([
   [{ SHADOW_QUEUE: 'lots' }, /^SHADOW_QUEUE /],
   [{ SHADOW_QUEUE_BYTES: '64MiB' }, /^SHADOW_QUEUE_BYTES must be a whole number from 1048576 to 999999999/],
   [{ SHADOW_QUEUE_BYTES: '1000' }, /^SHADOW_QUEUE_BYTES /],
+  [{ SHADOW_LOG_MAX_BYTES: '64MiB' }, /^SHADOW_LOG_MAX_BYTES must be a whole number from 1048576 to 999999999/],
+  [{ SHADOW_LOG_MAX_BYTES: '1048575' }, /^SHADOW_LOG_MAX_BYTES /],
+  [{ SHADOW_LOG_KEEP_FREE: '1048576' }, /^SHADOW_LOG_KEEP_FREE must be a whole number from 4194304 to 999999999/],
+  [{ SHADOW_LOG_KEEP_FREE: '5%' }, /^SHADOW_LOG_KEEP_FREE /],
+  [{ SHADOW_LOG_EXAMPLES: '0' }, /^SHADOW_LOG_EXAMPLES must be a whole number from 1 to 1000000/],
   [{ SHADOW_INCLUDE: 'GetTokenDevice' }, /^SHADOW_INCLUDE may only name operations with effects \(AuthCode\)/],
   [{ SHADOW_URL_SECONDARY: 'http://b/' }, /^SHADOW_URL_SECONDARY needs SHADOW_URL/],
   [{ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'ftp://b/' }, /^SHADOW_URL_SECONDARY must be an http or https URL/],

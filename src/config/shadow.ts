@@ -37,6 +37,21 @@ export interface ShadowConfig {
   queueBytes: number;
   /** The JSON-lines file each difference is appended to, or null for metrics only. */
   log: string | null;
+  /**
+   * The bytes the log may take on disk, its rotated files counted (shadow/log-file.ts): the oldest
+   * file is deleted to make room, as logrotate and journald's SystemMaxUse do.
+   */
+  logMaxBytes: number;
+  /**
+   * The free space the log leaves on its file system: no line is written that would leave less
+   * (journald's SystemKeepFree). Null: the larger of 256 MiB and 5% of the file system.
+   */
+  logKeepFree: number | null;
+  /**
+   * Lines written for each kind of difference (operation, binding, the kinds found) an hour, in
+   * each process; the rest are counted, and their count written once the hour is over.
+   */
+  logExamples: number;
   /** Operations with effects that are copied all the same (only by name from the contract). */
   include: ReadonlySet<string>;
 }
@@ -58,6 +73,9 @@ export const SHADOW_SETTINGS = [
   'SHADOW_SAMPLE',
   'SHADOW_TIMEOUT_MS',
   'SHADOW_LOG',
+  'SHADOW_LOG_MAX_BYTES',
+  'SHADOW_LOG_KEEP_FREE',
+  'SHADOW_LOG_EXAMPLES',
   'SHADOW_INCLUDE',
 ] as const;
 
@@ -73,6 +91,8 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     include.add(op);
   }
   const log = get('SHADOW_LOG', './data/shadow-differences.jsonl');
+  // At least 4 MiB: four times the room under which the SQLite store counts as full (store/writable.ts).
+  const keepFree = get('SHADOW_LOG_KEEP_FREE', '');
   const secondary = get('SHADOW_URL_SECONDARY', '').trim();
   const secondaryUrl = secondary === '' ? null : absoluteUrl('SHADOW_URL_SECONDARY', secondary).replace(/\/+$/, '');
   if (secondaryUrl !== null && url === '') throw new ConfigError('SHADOW_URL_SECONDARY needs SHADOW_URL (the first legacy site)');
@@ -90,6 +110,10 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     // At least 1 MiB: room for the service's largest answers (a 500-student roster) with their requests.
     queueBytes: wholeNumber('SHADOW_QUEUE_BYTES', get('SHADOW_QUEUE_BYTES', String(64 * 1024 * 1024)), 1024 * 1024, 999_999_999),
     log: log.trim() === '' ? null : log,
+    // At least 1 MiB: a few of the longest lines (three bodies of 64 KB) in each of its files.
+    logMaxBytes: wholeNumber('SHADOW_LOG_MAX_BYTES', get('SHADOW_LOG_MAX_BYTES', String(64 * 1024 * 1024)), 1024 * 1024, 999_999_999),
+    logKeepFree: keepFree.trim() === '' ? null : wholeNumber('SHADOW_LOG_KEEP_FREE', keepFree, 4 * 1024 * 1024, 999_999_999),
+    logExamples: wholeNumber('SHADOW_LOG_EXAMPLES', get('SHADOW_LOG_EXAMPLES', '10'), 1, 1_000_000),
     include,
   };
   // A pipelined copy on a connection lost before its answer is sent again: never one with effects.

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { maskText as mask } from '../basics/mask';
+import { GENERATIONS, generation } from '../shadow/log-file';
 import type { DifferenceLine } from '../shadow/report';
 
 /**
@@ -9,13 +10,21 @@ import type { DifferenceLine } from '../shadow/report';
 const TAIL_BYTES = 1024 * 1024;
 
 /**
- * The newest `n` differences of the log, newest first, read from its end only (the log grows for
- * weeks). The log is shared by the workers and survives restarts, so this is the whole service's
- * latest. Its lines were masked when written; they are masked again here, in case the file was
+ * The newest `n` differences of the log, newest first, read from the end of its files only (the
+ * log grows for weeks): the file written, then the rotated ones as far as needed (one just rotated
+ * holds little). The log is shared by the workers and survives restarts, so this is the whole
+ * service's latest. Tally lines (counts of lines not written) are not differences and are passed
+ * over. Its lines were masked when written; they are masked again here, in case the file was
  * written by hand or by an older version.
  */
 export function latestDifferences(file: string | null, n: number): DifferenceLine[] {
   if (file === null) return [];
+  const out: DifferenceLine[] = [];
+  for (let g = 0; g < GENERATIONS && out.length < n; g++) out.push(...latestIn(generation(file, g), n - out.length));
+  return out;
+}
+
+function latestIn(file: string, n: number): DifferenceLine[] {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');

@@ -40,7 +40,7 @@ export interface Console {
 }
 
 /** The metrics the page shows (registry names: a histogram by its own name). */
-const READ = [...TRACKED_METRICS, 'asmx_sms_limiter_fallback'];
+const READ = [...TRACKED_METRICS, 'asmx_sms_limiter_fallback', 'asmx_shadow_held_bytes', 'asmx_shadow_log_lines_total', 'asmx_shadow_log_bytes'];
 
 /** How often the counters are read into the per-minute history, with or without anyone looking. */
 const SAMPLE_MS = 15_000;

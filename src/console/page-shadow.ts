@@ -72,6 +72,7 @@ ${rows === '' ? `<tr><td colspan="${OUTCOMES.length + 1}">nothing compared yet</
     (l) => l.outcome === 'difference',
   )}</div>
 <h3>Latest differences</h3>
+${shadow.log === null ? '' : logged(v)}
 ${v.shadow.latest.length === 0 ? `<p class="meta">none in the log${shadow.log === null ? ' (SHADOW_LOG is off: differences are counted only)' : ''}</p>` : v.shadow.latest.map(difference).join('')}`;
 }
 
@@ -85,6 +86,27 @@ function dropped(v: ConsoleView): string {
   const held = total(v.samples, 'asmx_shadow_held_bytes');
   const limit = v.config.shadow?.queueBytes ?? 0;
   return `<span id="shadow-dropped">${count(n)} dropped${why.length === 0 ? '' : ` (${why.join(', ')})`}</span>; copies held now: ${mib(held)} (at most ${mib(limit)} a process)`;
+}
+
+/** Why a difference's line was not written (the `outcome` of asmx_shadow_log_lines_total, shadow/metrics.ts), as the page says it. */
+const NOT_WRITTEN = [
+  ['examples', 'past SHADOW_LOG_EXAMPLES of their kind this hour'],
+  ['disk_floor', 'under the disk floor, SHADOW_LOG_KEEP_FREE'],
+  ['budget', 'longer than a quarter of SHADOW_LOG_MAX_BYTES'],
+  ['busy', 'the disk behind'],
+  ['error', 'the file not writable'],
+] as const;
+
+/** The differences log's lines since this process started, written or not and why, and what it takes of its budget. */
+function logged(v: ConsoleView): string {
+  const n = (outcome: string) => total(v.samples, 'asmx_shadow_log_lines_total', { outcome });
+  const why = NOT_WRITTEN.map(([outcome, said]) => [n(outcome), said] as const).filter(([k]) => k > 0);
+  const not = why.reduce((a, [k]) => a + k, 0);
+  // Each worker says the size it last heard of the one log: the largest, not their sum.
+  const bytes = Math.max(0, ...v.samples.filter((s) => s.name === 'asmx_shadow_log_bytes').map((s) => s.value));
+  const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
+  const notWritten = not === 0 ? '' : `, ${count(not)} not (${why.map(([k, said]) => `${count(k)} ${e(said)}`).join(', ')}; counted, and written as tallies in the log)`;
+  return `<p id="shadow-log" class="meta">Differences log since this process started: ${count(n('written'))} lines written${notWritten}. It takes ${mib(bytes)} of ${mib(v.config.shadow?.logMaxBytes ?? 0)} (SHADOW_LOG_MAX_BYTES).</p>`;
 }
 
 /** A legacy site's address without any user name or password in it. */

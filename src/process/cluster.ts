@@ -5,6 +5,7 @@ import client from 'prom-client';
 import type { Config } from '../config';
 import { connectionCap, listenerMetrics } from '../app/metrics';
 import { type Console, createConsole } from '../console';
+import { writeForWorkers } from '../shadow/log-relay';
 import { STOP_SETTLE_MAX_MS } from '../shadow/mirror';
 import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
@@ -98,6 +99,9 @@ export async function runPrimary(config: Config): Promise<void> {
     return at >= 0;
   }
 
+  // The one writer of the differences log: workers send their lines here (shadow/log-relay.ts).
+  const differences = config.shadow?.log != null ? writeForWorkers(config.shadow.log, { maxBytes: config.shadow.logMaxBytes, keepFree: config.shadow.logKeepFree }) : null;
+
   const restarts = new Restarts();
   /** Replacements waiting for their backoff. */
   const pending = new Set<NodeJS.Timeout>();
@@ -106,6 +110,7 @@ export async function runPrimary(config: Config): Promise<void> {
     let steady: NodeJS.Timeout | undefined;
     worker.on('message', (m: ToPrimary) => {
       if (m.type === 'closed') handedOver.closed(worker, m.connection);
+      if (m.type === 'shadow-log') differences?.take(m, (answer) => worker.isConnected() && worker.send(answer satisfies ToWorker, undefined, () => undefined));
       if (m.type !== 'serving') return;
       serving.push(worker);
       restarts.started();

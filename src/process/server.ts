@@ -4,6 +4,7 @@ import { createApp } from '../app';
 import type { Config } from '../config';
 import { type Console, createConsole } from '../console';
 import { createShadow, type Shadow } from '../shadow';
+import { relayToPrimary } from '../shadow/log-relay';
 import type { OpenOptions } from '../store/migrations';
 import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
@@ -50,8 +51,10 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   watchStore(store);
   const sms = createSms(config.sms, store);
   sms.start();
+  // A worker's differences log goes to its primary, the one process writing the file (shadow/log-relay.ts).
+  const relay = role === 'worker' && config.shadow?.log != null ? relayToPrimary((m) => process.connected && (process.send!(m, undefined, undefined, () => undefined), true)) : undefined;
   // Each batch of comparisons settled is added to the verdict's totals in the store as it comes: exact across restarts.
-  const shadow = createShadow(config, (batch) => store.addShadowTotals(batch));
+  const shadow = createShadow(config, (batch) => store.addShadowTotals(batch), relay);
   const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
   const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));
   const connections = drainable(server);
@@ -78,9 +81,13 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
       } else if (m.type === 'shutdown') stop('primary');
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
       else if (m.type === 'metrics?') void scrapeOnly(m.names).then((text) => send({ type: 'metrics', id: m.id, text }));
+      else if (m.type === 'shadow-logged') relay?.written(m);
     });
     // The primary gone (killed outright): nobody is left to stop this worker.
-    process.on('disconnect', () => stop('primary gone'));
+    process.on('disconnect', () => {
+      relay?.gone();
+      stop('primary gone');
+    });
     send({ type: 'serving' });
     return;
   }

@@ -11,6 +11,7 @@ import type { SentAnswer } from './frames';
 import { createFront } from './front';
 import { copyRule, forwardable, HOP_BY_HOP, Mirror } from './mirror';
 import type { ComparedSink } from './totals';
+import type { Pen } from './log-file';
 import { openReport, type Report } from './report';
 
 /**
@@ -34,11 +35,15 @@ export interface Shadow {
 /** What a copy to the legacy host leaves out: the target's own Host, a recomputed length, the body already inflated. */
 const SERVICE_FIRST_DROP = [...HOP_BY_HOP, 'host', 'content-length', 'content-encoding', 'x-request-id'];
 
-/** `keep`: where each batch of settled comparisons is written, the verdict's totals (process/server.ts gives the store's). */
-export function createShadow(config: Config, keep: ComparedSink | null = null): Shadow | null {
+/**
+ * `keep`: where each batch of settled comparisons is written, the verdict's totals (process/server.ts
+ * gives the store's). `pen`: who writes the differences log (a cluster worker's primary:
+ * log-relay.ts); by default this process.
+ */
+export function createShadow(config: Config, keep: ComparedSink | null = null, pen?: Pen): Shadow | null {
   const shadow = config.shadow;
   if (shadow === null) return null;
-  const report = openReport(shadow.log);
+  const report = openReport(shadow.log, shadow, pen);
   // The client's path with this service's virtual directory replaced by the legacy site's.
   const siteAt = (url: string): LegacySite => {
     const root = new URL(url);

@@ -78,3 +78,35 @@ export function countShadow(labels: Labels, outcome: ShadowOutcome, n = 1, reaso
   if (counter === undefined) counters.set(key, (counter = exchanges.labels(reason === undefined ? { operation, binding, outcome } : { operation, binding, outcome, reason })));
   counter.inc(n);
 }
+
+/**
+ * What became of each difference's line in the log (SHADOW_LOG): `written`, or not for a reason:
+ * `examples` (its kind had its SHADOW_LOG_EXAMPLES lines this hour: examples.ts), `disk_floor`
+ * (less free than SHADOW_LOG_KEEP_FREE), `budget` (a line longer than a quarter of
+ * SHADOW_LOG_MAX_BYTES), `busy` (the disk behind), `error` (the file cannot be written). Counted
+ * in the serving process (each worker), whichever process writes the file.
+ */
+export type LogOutcome = 'written' | 'examples' | 'disk_floor' | 'budget' | 'busy' | 'error';
+
+const logLines = new client.Counter({
+  name: 'asmx_shadow_log_lines_total',
+  help: 'Differences by what became of their line in the differences log: written, or not (examples, disk_floor, budget, busy, error)',
+  labelNames: ['outcome'] as const,
+});
+
+export const countLogLine = (outcome: LogOutcome, n = 1): void => logLines.inc({ outcome }, n);
+
+/** Each report's pen (log-file.ts): the gauge shows the largest size they know of the log. */
+export const logPens = new Set<{ readonly bytes: number }>();
+
+new client.Gauge({
+  name: 'asmx_shadow_log_bytes',
+  help: 'Bytes of the differences log on disk, its rotated files counted, bounded by SHADOW_LOG_MAX_BYTES (the last size its writer told)',
+  // One file for every worker: each tells its latest size of it, so the largest, not their sum.
+  aggregator: 'max',
+  collect() {
+    let most = 0;
+    for (const p of logPens) most = Math.max(most, p.bytes);
+    this.set(most);
+  },
+});

@@ -1,14 +1,18 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { log } from '../basics/log';
 import { maskText } from '../basics/mask';
+import type { ShadowConfig } from '../config';
 import type { Answer, Difference } from './compare';
+import { EXAMPLES_WINDOW_MS, Examples, kindOf, type Tally } from './examples';
+import { openLogFile, type Pen } from './log-file';
+import { countLogLine, logPens } from './metrics';
 
 /**
- * The differences log: one JSON line per request whose two answers differ, appended to SHADOW_LOG.
- * A line holds the request and both answers, so a difference can be understood without the traffic,
- * but no secret: every text of it is masked by the rule the service's own log uses (basics/mask.ts
- * maskText): AuthCode's code removed wherever a field names it, phones masked in any spelling.
+ * The differences log: one JSON line per request whose two answers differ, appended to SHADOW_LOG,
+ * for a few of each kind an hour (examples.ts), and a tally line for the rest; on disk within its
+ * budget and above its floor (log-file.ts). A line holds the request and both answers, so a
+ * difference can be understood without the traffic, but no secret: every text of it is masked by
+ * the rule the service's own log uses (basics/mask.ts maskText): AuthCode's code removed wherever
+ * a field names it, phones masked in any spelling.
  */
 export interface ReportedRequest {
   method: string;
@@ -52,25 +56,50 @@ export interface Report {
   close(): Promise<void>;
 }
 
-/** Appends to `file` (its directory created); a file that cannot be written is logged once, never fatal. */
-export function openReport(file: string | null): Report {
+/** A tally line: how many lines of one kind were not written since `since`, and why (examples.ts). */
+export interface NotWrittenLine extends Tally {
+  time: string;
+}
+
+/** Whether a line of the log is a tally rather than a difference. */
+export const isTally = (line: object): line is NotWrittenLine => {
+  const n = (line as Partial<NotWrittenLine>).notWritten;
+  return typeof n === 'object' && n !== null;
+};
+
+type LogSettings = Pick<ShadowConfig, 'logMaxBytes' | 'logKeepFree' | 'logExamples'>;
+
+/**
+ * The report on `file` (null: counted only), its lines written by `pen` (a cluster worker's goes
+ * to its primary: log-relay.ts), else by this process. A difference past its kind's examples is
+ * counted before anything of it is masked or serialised: a flood of one kind costs a count each.
+ */
+export function openReport(file: string | null, settings: LogSettings, pen?: Pen): Report {
   if (file === null) return { write: () => undefined, close: async () => undefined };
-  let failed = false;
-  let stream: fs.WriteStream | null = null;
-  try {
-    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    stream = fs.createWriteStream(file, { flags: 'a' });
-  } catch (error) {
-    failed = true;
-    log.error('shadow differences log cannot be written; differences are counted only', { file, error });
-  }
-  stream?.on('error', (error) => {
-    if (!failed) log.error('shadow differences log cannot be written; differences are counted only', { file, error });
-    failed = true;
-  });
+  const out = pen ?? openLogFile(file, { maxBytes: settings.logMaxBytes, keepFree: settings.logKeepFree });
+  logPens.add(out);
+  const examples = new Examples(settings.logExamples);
+  let told = false;
+  const tallies = (due: Tally[]) =>
+    Promise.all(
+      due.map((t) =>
+        out.append(`${JSON.stringify({ time: new Date().toISOString(), ...maskTally(t) } satisfies NotWrittenLine)}\n`).then((outcome) => {
+          if (outcome !== 'written') examples.carry(t);
+        }),
+      ),
+    );
+  // The hour's tallies are written at its end even when no difference comes to roll it.
+  const timer = setInterval(() => void tallies(examples.roll()), EXAMPLES_WINDOW_MS / 4).unref();
   return {
     write(line) {
-      if (failed || stream === null) return;
+      void tallies(examples.roll());
+      const kind = kindOf(line.operation, line.binding, line.noise === true, line.differences.map((d) => d.kind));
+      if (!examples.take(kind)) {
+        countLogLine('examples');
+        if (!told) log.info('shadow differences log: a kind of difference had its SHADOW_LOG_EXAMPLES lines this hour; the rest are counted, and how many written at the hour\'s end', { file, examplesPerHour: settings.logExamples });
+        told = true;
+        return;
+      }
       const masked: DifferenceLine = {
         ...line,
         request: { ...line.request, url: maskText(line.request.url), headers: maskHeaders(line.request.headers), body: maskText(kept(line.request.body)) },
@@ -78,9 +107,18 @@ export function openReport(file: string | null): Report {
         ours: maskAnswer(line.ours),
         differences: line.differences.map((d) => ({ kind: maskText(d.kind), detail: maskText(d.detail) })),
       };
-      // One write per line: with several workers appending to the one file, lines do not interleave.
-      stream.write(`${JSON.stringify(masked)}\n`);
+      void out.append(`${JSON.stringify(masked)}\n`).then((outcome) => {
+        countLogLine(outcome);
+        if (outcome !== 'written') examples.missed(kind, outcome);
+      });
     },
-    close: () => new Promise((resolve) => (stream === null || failed ? resolve() : stream.end(resolve))),
+    async close() {
+      clearInterval(timer);
+      await tallies(examples.roll(true));
+      await out.close();
+      logPens.delete(out);
+    },
   };
 }
+
+const maskTally = (t: Tally): Tally => ({ ...t, kinds: t.kinds.map(maskText) });

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { freeBytes } from '../basics/disk';
 
 /**
  * Whether this process can write a SQLite database at `file`: the file, its `-wal` and `-shm`
@@ -50,13 +51,12 @@ export const MIN_FREE_BYTES = 1024 * 1024;
 
 /**
  * Null when the file system holding the SQLite file at `file` has room, else one line saying how
- * little. Root may use the blocks a file system reserves for it; other users may not.
+ * little.
  */
 export async function sqliteNoRoom(file: string): Promise<string | null> {
   if (file === ':memory:' || file === '') return null;
   const dir = path.dirname(file);
-  const st = await fs.promises.statfs(dir);
-  const free = (process.getuid?.() === 0 ? st.bfree : st.bavail) * st.bsize;
+  const free = freeBytes(await fs.promises.statfs(dir));
   if (free >= MIN_FREE_BYTES) return null;
   return `the file system holding ${dir} is full: ${free} bytes free (under ${MIN_FREE_BYTES / 1024 / 1024} MiB)`;
 }
