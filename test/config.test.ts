@@ -39,6 +39,7 @@ test('defaults', () => {
     logLevel: 'info',
     adminPort: 9464,
     adminHost: '127.0.0.1',
+    adminAllowedHosts: [],
     shutdownTimeoutMs: 10000,
     drainDelayMs: 0,
     workers: 1,
@@ -109,6 +110,16 @@ test('ADMIN_PORT equal to PORT is refused where the two listeners would meet, ta
     expect(loadConfig({ PORT: '9000', ADMIN_PORT: '9000', HOST: host!, ADMIN_HOST: adminHost! }).adminPort).toBe(9000);
   }
   expect(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).adminPort).toBe(0);
+});
+
+test('ADMIN_ALLOWED_HOSTS: host names as a Host header gives them (any case, a final dot), none by default', () => {
+  expect(loadConfig({}).adminAllowedHosts).toEqual([]);
+  expect(loadConfig({ ADMIN_ALLOWED_HOSTS: ' Console.School.Example. , metrics_node.internal,,console.school.example,10.0.0.5,[::1]' }).adminAllowedHosts).toEqual([
+    'console.school.example',
+    'metrics_node.internal',
+    '10.0.0.5',
+    '::1',
+  ]);
 });
 
 test('SMS settings are read and normalised; Twilio is the HTTP gateway with its preset', () => {
@@ -232,6 +243,10 @@ test.each([
   [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
   [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
   [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
+  [{ ADMIN_ALLOWED_HOSTS: 'https://console.school.example' }, /^ADMIN_ALLOWED_HOSTS must be host names such as console\.school\.example,localhost \(no scheme, port or path\), got "https:\/\/console\.school\.example"$/],
+  [{ ADMIN_ALLOWED_HOSTS: 'localhost,console.school.example:8443' }, /^ADMIN_ALLOWED_HOSTS .*got "console\.school\.example:8443"$/],
+  [{ ADMIN_ALLOWED_HOSTS: '*.school.example' }, /^ADMIN_ALLOWED_HOSTS .*got "\*\.school\.example"$/],
+  [{ ADMIN_ALLOWED_HOSTS: 'console.school.example/console' }, /^ADMIN_ALLOWED_HOSTS /],
   [{ PORT: '9464' }, /^ADMIN_PORT must differ from PORT \(both 9464/],
   [{ SHUTDOWN_TIMEOUT_MS: '0' }, /^SHUTDOWN_TIMEOUT_MS /],
   [{ DRAIN_DELAY_MS: '-1' }, /^DRAIN_DELAY_MS /],

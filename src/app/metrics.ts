@@ -109,8 +109,8 @@ new client.Counter({
 });
 
 /**
- * Metrics of the listening socket, kept by the process that accepts connections: the single process,
- * or the cluster primary. Apart from the global registry, which is what each worker reports: the
+ * Metrics of the listening sockets, kept by the process that accepts connections and holds the admin
+ * listener: the single process, or the cluster primary. Apart from the global registry, which is what each worker reports: the
  * primary adds this one to its sum over them (listenerMetrics).
  */
 const listenerRegistry = new client.Registry();
@@ -131,6 +131,20 @@ const refusedConnections = new client.Counter({
 });
 // Shown from the start: an alert on its rate needs the series before the first refusal.
 refusedConnections.inc({ reason: 'per_address' }, 0);
+
+const adminRefused = new client.Counter({
+  name: 'asmx_admin_refused_total',
+  help: 'Requests the admin listener refused by their Host header: host (a name not its own, 421: DNS rebinding) or two_hosts (400)',
+  labelNames: ['reason'] as const,
+  registers: [listenerRegistry],
+});
+adminRefused.inc({ reason: 'host' }, 0);
+adminRefused.inc({ reason: 'two_hosts' }, 0);
+
+/** One request refused by the admin listener (kept by the process that holds it, as the listener's metrics are). */
+export function countAdminRefusal(reason: 'host' | 'two_hosts'): void {
+  adminRefused.inc({ reason });
+}
 
 /** The per-address cap of the process that accepts connections, with its count and refusals in the metrics. */
 export function connectionCap(limits: ConnectionLimits): ConnectionCap {

@@ -199,6 +199,11 @@ export const HostErrors = {
   /** A malformed %-escape or a character a URL may not hold. */
   invalidUrl: () => httpSysPage(400, 'Bad Request', 'Bad Request - Invalid URL', 'The request URL is invalid.'),
   badRequest: () => httpSysPage(400, 'Bad Request', 'Bad Request', 'The request is badly formed.'),
+  /**
+   * A header http.sys takes once (Host among them) sent twice. Its page for a header it cannot
+   * accept; its parser refuses a repeated single-valued header (a second User-Agent too) this way.
+   */
+  invalidHeader: () => httpSysPage(400, 'Bad Request', 'Bad Request - Invalid Header', 'The request has an invalid header name.'),
   headersTooLong: () =>
     httpSysPage(400, 'Bad Request', 'Bad Request - Request Too Long', 'The size of the request headers is too long.'),
   urlTooLong: () => httpSysPage(414, 'Request URL Too Long', 'Request URL Too Long', 'The request URL is too long.'),

@@ -2,7 +2,7 @@ import { isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { CONNECTION_SETTINGS, type ConnectionLimits, LIMIT_SETTINGS, type Limits, loadConnectionLimits, loadLimits } from './limits';
 import { nearMisses } from './near-miss';
-import { absoluteUrl, ConfigError, type Env, flag, type Getter, host, nonEmpty, oneOf, port, wholeNumber } from './parse';
+import { absoluteUrl, ConfigError, type Env, flag, type Getter, host, hostNames, nonEmpty, oneOf, port, wholeNumber } from './parse';
 import { loadShadow, SHADOW_SETTINGS, type ShadowConfig } from './shadow';
 import { loadSms, SMS_SETTINGS, type SmsConfig } from './sms';
 
@@ -27,6 +27,7 @@ const SERVICE_SETTINGS = [
   'LOG_LEVEL',
   'ADMIN_PORT',
   'ADMIN_HOST',
+  'ADMIN_ALLOWED_HOSTS',
   'SHUTDOWN_TIMEOUT_MS',
   'DRAIN_DELAY_MS',
   'WORKERS',
@@ -76,6 +77,12 @@ export interface Config {
   /** The admin listener (/metrics, /healthz, /readyz); port 0 turns it off. */
   adminPort: number;
   adminHost: string;
+  /**
+   * Names besides the loopback ones (and ADMIN_HOST's) that a request's Host may give the admin
+   * listener: what a reverse proxy or a tunnel makes the operator's browser send. Any other name is
+   * refused (DNS rebinding); an IP address is always taken (process/admin-hosts.ts).
+   */
+  adminAllowedHosts: readonly string[];
   /** How long in-flight requests may take to finish after SIGTERM before the process gives up. */
   shutdownTimeoutMs: number;
   /** After a stop signal, how long the port keeps serving while readiness says not ready (Kubernetes' drain). */
@@ -192,6 +199,7 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     logLevel: oneOf('LOG_LEVEL', get('LOG_LEVEL', 'info'), LOG_LEVELS),
     adminPort: port('ADMIN_PORT', get('ADMIN_PORT', '9464')),
     adminHost: host('ADMIN_HOST', get('ADMIN_HOST', '127.0.0.1')),
+    adminAllowedHosts: hostNames('ADMIN_ALLOWED_HOSTS', get('ADMIN_ALLOWED_HOSTS', '')),
     shutdownTimeoutMs: wholeNumber('SHUTDOWN_TIMEOUT_MS', get('SHUTDOWN_TIMEOUT_MS', '10000'), 1, 3_600_000),
     drainDelayMs: wholeNumber('DRAIN_DELAY_MS', get('DRAIN_DELAY_MS', '0'), 0, 3_600_000),
     workers: workers(get('WORKERS', '1'), cpus),

@@ -1,4 +1,5 @@
 import { type AddressRange, parseRange } from '../basics/address';
+import { hostName } from '../basics/host-name';
 
 /**
  * The validators every setting goes through: each either returns the value, normalised, or throws a
@@ -79,4 +80,17 @@ export function addressRanges(name: string, value: string): AddressRange[] {
       if (typeof range === 'string') throw new ConfigError(`${name} must be IP addresses or CIDR ranges such as 10.0.0.5,2001:db8::/64; "${item.trim()}": ${range}`);
       return range;
     });
+}
+
+/** A comma-separated list of host names (or addresses), as a Host header names them: lower case, no final dot; empty for none. */
+export function hostNames(name: string, value: string): string[] {
+  const names = value
+    .split(',')
+    .filter((item) => item.trim() !== '')
+    .map((item) => {
+      const host = hostName(item, false);
+      if (host === null) throw new ConfigError(`${name} must be host names such as console.school.example,localhost (no scheme, port or path), got "${item.trim()}"`);
+      return host.name;
+    });
+  return [...new Set(names)];
 }

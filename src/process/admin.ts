@@ -1,6 +1,8 @@
 import http from 'node:http';
-import { type Scrape, withReadiness } from '../app/metrics';
+import { countAdminRefusal, type Scrape, withReadiness } from '../app/metrics';
 import type { Console } from '../console';
+import { answerAndClose, behindRefusal } from '../transport/server';
+import { type AdminHosts, adminHosts } from './admin-hosts';
 
 export interface Readiness {
   ready: boolean;
@@ -21,17 +23,29 @@ export interface AdminSources {
  * The admin listener, apart from the service's port so that it can stay on loopback: `/metrics`
  * (Prometheus), `/healthz` (the process answers) and `/readyz` (it can serve: store reachable and
  * taking writes, schema current, not stopping) and the cut-over console (`/console`, console/).
- * Anything else is 404.
+ * Anything else is 404. Only for a Host that names it (admin-hosts.ts; by default the loopback names):
+ * any other is 421, two Host headers 400, both counted in asmx_admin_refused_total.
  * Errors are answered, never thrown.
  */
-export function createAdminServer(sources: AdminSources): http.Server {
+export function createAdminServer(sources: AdminSources, hosts: AdminHosts = adminHosts({ adminHost: '127.0.0.1', adminAllowedHosts: [] })): http.Server {
   return http.createServer((req, res) => {
+    if (behindRefusal(req)) return;
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, contentType: string, body: string) => {
       res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     const text = 'text/plain; charset=utf-8';
+    const host = hosts.verdict(req);
+    if (host === 'two_hosts') {
+      countAdminRefusal('two_hosts');
+      // A request node could not read as one host: refused as a parser error is, the connection closed.
+      return answerAndClose(req, res, () => send(400, text, 'bad request: more than one Host header\n'));
+    }
+    if (host === 'foreign') {
+      countAdminRefusal('host');
+      return send(421, text, 'misdirected request: the Host is not a name of this listener (ADMIN_ALLOWED_HOSTS)\n');
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, text, 'method not allowed\n');
     const answer = (async () => {
       switch (path) {

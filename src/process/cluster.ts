@@ -9,6 +9,7 @@ import { writeForWorkers } from '../shadow/log-relay';
 import { STOP_SETTLE_MAX_MS } from '../shadow/mirror';
 import { smsReadiness, smsSummary } from '../sms/summary';
 import { type Readiness, createAdminServer } from './admin';
+import { adminHosts } from './admin-hosts';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 import { ADMIN_LISTENER, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
@@ -156,7 +157,7 @@ export async function runPrimary(config: Config): Promise<void> {
     const metrics = async () => ({ contentType: aggregator.contentType, body: `${await aggregator.clusterMetrics()}\n${await listenerMetrics()}` });
     const readiness = () => clusterReadiness(serving);
     cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store });
-    admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover });
+    admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover }, adminHosts(config));
     await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
     log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
   }

@@ -12,6 +12,7 @@ import { createSms, type Sms, smsReadiness, smsSummary } from '../sms';
 import { capConnections } from '../transport/connection-cap';
 import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
+import { adminHosts } from './admin-hosts';
 import { ADMIN_LISTENER, exitStart, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
 import { connectionCap, scrape, scrapeOnly, watchStore } from '../app/metrics';
@@ -98,7 +99,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   if (config.adminPort !== 0) {
     const readiness = () => readinessOf(store);
     cutover = createConsole({ config, metrics: scrapeOnly, readiness, store });
-    admin = createAdminServer({ metrics: scrape, readiness, note: smsReadiness(config.sms), console: cutover });
+    admin = createAdminServer({ metrics: scrape, readiness, note: smsReadiness(config.sms), console: cutover }, adminHosts(config));
     await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
   }
   // The SMS summary as a field of its own: a dashboard filters on it without parsing the message.

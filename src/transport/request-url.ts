@@ -17,6 +17,24 @@ import type { Config } from '../config';
  */
 const PLAUSIBLE_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
+/**
+ * Whether the request has more than one Host header line, in any case: RFC 9112 (3.2) makes that a
+ * 400, since the parts of a server that each read one of them would disagree on the host asked for
+ * (node keeps the first in `headers.host`). Counted on rawHeaders, which node has already built: no
+ * header object is made, and a request pays a loop over its header names.
+ */
+export function hasTwoHosts(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 4 || (name !== 'Host' && name.toLowerCase() !== 'host')) continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
 /** The first entry of a header that proxies may have turned into a comma-separated list. */
 function firstValue(header: string | string[] | undefined): string | undefined {
   const raw = Array.isArray(header) ? header[0] : header;

@@ -4,18 +4,33 @@ import type { Limits } from '../config';
 import { type HostError, HostErrors } from '../basics/errors';
 import { declaredTooLarge } from './body';
 import { paceConnections } from './pacing';
+import { hasTwoHosts } from './request-url';
 
 /**
  * The HTTP listener, with the limits IIS's kernel listener (http.sys) enforces before a request
  * reaches ASP.NET: header size, time to send the headers and the whole request, idle keep-alive
  * time. A request the parser refuses gets http.sys's answer, complete, and its connection is closed
- * without a reset.
+ * without a reset; so does one with two Host headers, which node's parser lets through.
  */
 
 /** How long a refused connection keeps draining what the client still sends, so it reads our answer. */
 const LINGER_MS = 2000;
 
 const answered = new WeakSet<Duplex>();
+/** Connections being closed after a refusal (answerAndClose): what node parses behind it is never run. */
+const closing = new WeakSet<object>();
+
+/**
+ * Whether `req` came on a connection already refused and closing: pipelined behind the refused
+ * request, or sent while its body drained. http.sys reads nothing after a request it refused, and
+ * node would run such a request (an AuthCode, say) and drop its answer when the connection ends. Its
+ * body is read and dropped; it gets no answer.
+ */
+export function behindRefusal(req: http.IncomingMessage): boolean {
+  if (!closing.has(req.socket)) return false;
+  req.resume();
+  return true;
+}
 
 /**
  * Connections the service closed on its own, by why (the metrics read it): `send_timeout`, its client
@@ -25,6 +40,17 @@ const answered = new WeakSet<Duplex>();
 export const closedConnections = { send_timeout: 0, idle: 0 };
 
 export function createServer(limits: Limits, handler: http.RequestListener): http.Server {
+  // Refused before anything else sees it (the app, shadowing's copies, the request log), as http.sys
+  // refuses it before IIS does: what the parser would have refused had it counted Host lines.
+  const listener: http.RequestListener = (req, res) => {
+    if (behindRefusal(req)) return;
+    if (!hasTwoHosts(req)) return handler(req, res);
+    const page = HostErrors.invalidHeader();
+    answerAndClose(req, res, () => {
+      res.writeHead(page.status, { 'Content-Type': page.contentType, 'Content-Length': Buffer.byteLength(page.body) });
+      res.end(page.body);
+    });
+  };
   const server = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -36,7 +62,7 @@ export function createServer(limits: Limits, handler: http.RequestListener): htt
       connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
     },
   );
-  server.on('request', paceConnections(server, handler, limits.maxUnsentBytes));
+  server.on('request', paceConnections(server, listener, limits.maxUnsentBytes));
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // A client that takes none of our answer (and, its reading stopped, sends nothing more) is closed
   // once nothing has moved for this long.
@@ -48,7 +74,7 @@ export function createServer(limits: Limits, handler: http.RequestListener): htt
 
   // A body that will be refused is not invited: no 100 Continue, so the client need not send it.
   server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (!declaredTooLarge(req, limits.maxBodyBytes)) res.writeContinue();
+    if (!declaredTooLarge(req, limits.maxBodyBytes) && !hasTwoHosts(req)) res.writeContinue();
     server.emit('request', req, res);
   });
   server.on('clientError', answerClientError);
@@ -114,9 +140,11 @@ export function linger(socket: Duplex): void {
  * and closing a connection the client is still sending on resets it, which can destroy the answer
  * before the client reads it. So once the answer is written, node is told to go on reading (it drains
  * and drops the rest of the body), and the connection is ended when the body is done, or destroyed
- * after LINGER_MS. The security tests hold this to account.
+ * after LINGER_MS; a request node parses meanwhile is not run (behindRefusal). The security tests
+ * hold this to account.
  */
 export function answerAndClose(req: http.IncomingMessage, res: http.ServerResponse, answer: () => void): void {
+  closing.add(req.socket);
   res.setHeader('Connection', 'close');
   answer();
   (res as { _last?: boolean })._last = false;
