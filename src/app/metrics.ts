@@ -4,7 +4,7 @@ import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
 import { ConnectionCap } from '../transport/connection-cap';
 import { pacing } from '../transport/pacing';
-import { closedConnections } from '../transport/server';
+import { closedConnections } from '../transport/closed';
 import type { Exchange } from '../transport/exchange';
 
 /**
@@ -100,7 +100,7 @@ new client.Gauge({
 });
 new client.Counter({
   name: 'asmx_connections_closed_total',
-  help: 'Connections the service closed on its own, by reason (send_timeout: its client took nothing of an answer for SEND_TIMEOUT_MS; idle: nothing asked on it for that long, or KEEPALIVE_TIMEOUT_MS once kept alive)',
+  help: 'Connections the service closed on its own, by reason (send_timeout: its client took nothing of an answer for SEND_TIMEOUT_MS; idle: nothing asked on it for that long, or KEEPALIVE_TIMEOUT_MS once kept alive; evicted: idle while another connection of its address needed its place)',
   labelNames: ['reason'] as const,
   collect() {
     this.reset();
@@ -147,8 +147,8 @@ export function countAdminRefusal(reason: 'host' | 'two_hosts'): void {
 }
 
 /** The per-address cap of the process that accepts connections, with its count and refusals in the metrics. */
-export function connectionCap(limits: ConnectionLimits): ConnectionCap {
-  const cap = new ConnectionCap(limits, () => refusedConnections.inc({ reason: 'per_address' }));
+export function connectionCap(limits: ConnectionLimits, shed?: (key: string) => boolean): ConnectionCap {
+  const cap = new ConnectionCap(limits, () => refusedConnections.inc({ reason: 'per_address' }), shed);
   capSource = cap;
   return cap;
 }

@@ -10,6 +10,7 @@ import { openStore, StoreOpenError } from '../store/open';
 import type { Store } from '../store/store';
 import { createSms, type Sms, smsReadiness, smsSummary } from '../sms';
 import { capConnections } from '../transport/connection-cap';
+import { idleConnections } from '../transport/idle';
 import { createServer } from '../transport/server';
 import { type Readiness, createAdminServer } from './admin';
 import { adminHosts } from './admin-hosts';
@@ -93,7 +94,8 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
     return;
   }
 
-  capConnections(server, connectionCap(config.connections));
+  // At its cap an address's oldest idle keep-alive gives way (transport/idle.ts).
+  capConnections(server, connectionCap(config.connections, (key) => idleConnections.evict(key)));
   const port = await listenOrExit(server, config.port, config.host, SERVICE_LISTENER);
   // Both listeners open before the start line: a start that fails on the admin port never said "listening".
   if (config.adminPort !== 0) {

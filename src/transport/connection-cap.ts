@@ -31,9 +31,14 @@ export class ConnectionCap {
   private readonly logged = new Map<string, { at: number; refused: number }>();
   private total = 0;
 
+  /**
+   * `shed` closes one idle connection of an address at its cap, if it has one (idle.ts), so that the
+   * new one is admitted: counted until the closed one's release, a moment later.
+   */
   constructor(
     private readonly limits: ConnectionLimits,
     private readonly onRefused: () => void,
+    private readonly shed: (key: string) => boolean = () => false,
   ) {}
 
   /** Connections admitted and not yet released. */
@@ -52,7 +57,7 @@ export class ConnectionCap {
     const held = this.counts.get(key) ?? 0;
     const { perAddress, exempt } = this.limits;
     // Exempt peers are counted too (the count is every open connection), never refused.
-    if (perAddress > 0 && held >= perAddress && !inRanges(address, exempt)) {
+    if (perAddress > 0 && held >= perAddress && !inRanges(address, exempt) && !this.shed(key)) {
       this.refuse(key);
       return null;
     }

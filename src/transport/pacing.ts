@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import net from 'node:net';
+import { addressKey, idleConnections } from './idle';
 
 /**
  * A connection's requests are read only as fast as its answers are taken: one request at a time, the
@@ -83,6 +84,8 @@ class Connection {
   /** Reading was stopped here (not by node, nor by a listener holding the connection). */
   private stopped = false;
   private turnTaken = false;
+  /** Its client address's key while it is idle between requests (idle.ts), else null. */
+  private idleAs: string | null = null;
 
   constructor(
     private readonly socket: NodeSocket,
@@ -127,12 +130,28 @@ class Connection {
       this.running = null;
       // Anything more of this connection's waits for its turn: one answer per turn each.
       if (this.waiting.length > 0 || this.stashed > 0) this.nextTurn();
-      else this.endIfDone();
+      else if (this.ended) this.endIfDone();
+      else this.idle();
     });
     handler(req, res);
   }
 
+  /** Nothing asked on the connection now: it may give way to another of its address (idle.ts). */
+  private idle(): void {
+    const key = addressKey(this.socket.remoteAddress);
+    if (key === null || this.closed) return;
+    this.idleAs = key;
+    idleConnections.add(key, this.socket);
+  }
+
+  private busy(): void {
+    if (this.idleAs === null) return;
+    idleConnections.remove(this.idleAs, this.socket);
+    this.idleAs = null;
+  }
+
   private received(chunk: Buffer): void {
+    this.busy();
     if (this.stashed === 0) pacing.held += 1;
     this.stash.push(chunk);
     this.stashed += chunk.length;
@@ -206,6 +225,7 @@ class Connection {
   }
 
   private close(): void {
+    this.busy();
     this.closed = true;
     if (this.stashed > 0) this.take(this.stashed);
     this.stash.length = 0;

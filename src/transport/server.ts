@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Limits } from '../config';
 import { type HostError, HostErrors } from '../basics/errors';
 import { declaredTooLarge } from './body';
+import { closedConnections } from './closed';
 import { paceConnections } from './pacing';
 import { hasTwoHosts } from './request-url';
 
@@ -31,13 +32,6 @@ export function behindRefusal(req: http.IncomingMessage): boolean {
   req.resume();
   return true;
 }
-
-/**
- * Connections the service closed on its own, by why (the metrics read it): `send_timeout`, its client
- * took none of an answer for SEND_TIMEOUT_MS; `idle`, nothing was asked on it for that long or, kept
- * alive, for KEEPALIVE_TIMEOUT_MS.
- */
-export const closedConnections = { send_timeout: 0, idle: 0 };
 
 export function createServer(limits: Limits, handler: http.RequestListener): http.Server {
   // Refused before anything else sees it (the app, shadowing's copies, the request log), as http.sys
