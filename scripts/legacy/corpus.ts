@@ -4,6 +4,7 @@ import { fidelity } from './corpus-fidelity';
 import { type Case, Corpus, TEMPURI, withNamespace } from './corpus-kit';
 import { actionForms, protocolCases } from './corpus-site';
 import { lenientParsing, soapRouting } from './corpus-soap';
+import { requestValidation } from './corpus-validation';
 
 export type { Case } from './corpus-kit';
 
@@ -23,6 +24,7 @@ export function buildCorpus(ns = TEMPURI): Case[] {
     httpGetAndPost(c);
     servicePages(c);
     fidelity(c);
+    requestValidation(c);
     if (!ns.endsWith('/')) actionForms(c);
     return c.cases;
   });
