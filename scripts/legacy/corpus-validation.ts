@@ -3,9 +3,8 @@ import { CT11, Corpus, OP, PUSH, SERVICES, TOKEN_OP, action, envelope, servicePa
 /**
  * ASP.NET request validation (issue 38 point 2, issue 39): which collection is read and validated
  * where, which values count as dangerous, and how the message quotes the name and the value (joined
- * by commas, HTML-encoded). Only values of up to 18 UTF-16 units with the dangerous place in the
- * first 11: beyond that Mono's quoting is its own (its first 15 characters), and .NET's window is
- * held by test/fidelity.test.ts instead.
+ * by commas, HTML-encoded). Mono quotes a value over 18 characters, or one with NULs, its own way
+ * (src/shadow/mono-quote.ts reads it); .NET's exact quote of those is held by test/fidelity.test.ts.
  */
 export function requestValidation(c: Corpus): void {
   const T = TOKEN_OP;
@@ -43,6 +42,11 @@ export function requestValidation(c: Corpus): void {
     c.get(`validation/get/${label}`, `${T}?${q}`);
     c.post(`validation/post/${label}`, T, q);
   }
+  // Quoted by Mono its own way, read by the comparison as agreeing with .NET's quote.
+  c.get('validation/get/long-100', `${T}?id=%3Cimg${'x'.repeat(96)}`);
+  c.post('validation/post/long-1000', T, `id=${e(`<img src=x onerror=alert(1)>${'A'.repeat(972)}`)}`);
+  c.get('validation/get/long-window-inside', `${T}?id=${'a'.repeat(30)}%3Cb${'z'.repeat(30)}`);
+  c.get('validation/get/nul', `${T}?id=%3C%00b`);
   // A query segment without `=` is a value without a name (Mono's form parser makes it a name instead).
   c.get('validation/get/no-name', `${T}?%3Cb`);
   c.get('validation/get/no-name-joined', `${T}?x&%3Cb&y`);

@@ -1,3 +1,5 @@
+import { quotedPiece } from './request-validation';
+
 /**
  * Every fault and error text the service can answer, in the words of an ASP.NET ASMX host. Each
  * binding renders an AsmxError its own way (a SOAP 1.1 or 1.2 fault, or an HTTP text error, whose
@@ -116,19 +118,15 @@ export const Errors = {
 
   /**
    * ASP.NET request validation (HttpRequest.ValidateString): the collection, the name (none for a
-   * segment without `=`) and the piece of the value where it looked dangerous, from 10 UTF-16 units
-   * before `at` to 20 after, with `...` where it was cut. So a long value is never repeated whole.
+   * segment without `=`) and the piece of the value around `at`, where it looked dangerous. So a
+   * long value is never repeated whole.
    */
-  dangerousValue: (collection: 'QueryString' | 'Form', name: string | null, value: string, at: number) => {
-    const start = at > 10 ? at - 10 : 0;
-    const end = at + 20;
-    const piece = `${start > 0 ? '...' : ''}${value.slice(start, end)}${end < value.length ? '...' : ''}`;
-    return new AsmxError(
+  dangerousValue: (collection: 'QueryString' | 'Form', name: string | null, value: string, at: number) =>
+    new AsmxError(
       'Client',
-      [`A potentially dangerous Request.${collection} value was detected from the client (${name ?? ''}="${piece}").`],
+      [`A potentially dangerous Request.${collection} value was detected from the client (${name ?? ''}="${quotedPiece(value, at)}").`],
       `potentially dangerous value in ${collection === 'Form' ? 'form' : 'query string'} ${name === null ? 'item without a name' : `field ${name}`}`,
-    );
-  },
+    ),
 } as const;
 
 /** The reasons .NET gives when a UInt16 does not parse; used by the char rule. */

@@ -32,3 +32,14 @@ export function escapeMarkup(s: string): string {
 export function htmlEncode(s: string): string {
   return s.replace(/[&<>"'\u00a0-\u00ff]/g, (c) => MARKUP_ESCAPES[c] ?? `&#${c.charCodeAt(0)};`);
 }
+
+const NAMED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"' };
+
+/** What htmlEncode (or Mono's HtmlEncode) wrote, read back: the four names and decimal references. */
+export function htmlDecode(s: string): string {
+  return s.replace(/&(lt|gt|amp|quot|#\d{1,7});/g, (whole, e: string) => {
+    if (!e.startsWith('#')) return NAMED[e];
+    const code = Number(e.slice(1));
+    return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}

@@ -1,6 +1,7 @@
 import { Errors } from '../../basics/errors';
 import type { Charset } from '../../basics/charset';
 import { urlDecodeBytes } from '../../basics/url-decode';
+import { dangerousAt } from '../../basics/request-validation';
 
 /** The two collections ASMX reads parameters from, by the name request validation gives them. */
 export type Collection = 'QueryString' | 'Form';
@@ -59,8 +60,8 @@ export class ValueCollection {
    * (ValidateHttpValueCollection, eager under requestValidationMode 4.0, the default without
    * `<httpRuntime targetFramework>`): each name in order, but those starting `__` (ASP.NET's own
    * fields, HttpValueCollection.KeyIsCandidateForValidation), its values joined and without NULs
-   * (RemoveNullCharacters); the first that looks like markup or a character reference refuses the
-   * request. Names themselves are not validated.
+   * (RemoveNullCharacters); the first that looks like markup or a character reference
+   * (IsDangerousString) refuses the request. Names themselves are not validated.
    */
   validate(collection: Collection): this {
     for (const { name, values } of this.entries.values()) {
@@ -72,12 +73,4 @@ export class ValueCollection {
     }
     return this;
   }
-}
-
-/**
- * CrossSiteScriptingValidation.IsDangerousString: where `<` is followed by an ASCII letter, `!`, `/`
- * or `?`, or `&` by `#`; -1 when nowhere (a `<` or `&` that ends the value is harmless).
- */
-function dangerousAt(value: string): number {
-  return value.search(/<[A-Za-z!/?]|&#/);
 }
