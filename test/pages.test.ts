@@ -378,10 +378,11 @@ describe('GET /X.asmx?op=Op', () => {
 });
 
 describe('hostile input', () => {
+  // Markup itself (`<script>`) never reaches the page: request validation refuses it (the legacy corpus's pages/dangerous-*).
   it('escapes the requested operation name', async () => {
-    const res = await request(app).get('/AboutUs.asmx?op=%3Cscript%3Ealert(1)%3C%2Fscript%3E%22%27');
-    expect(res.text).not.toContain('<script>');
-    expect(res.text).toContain("Method '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;' was not found in service AboutUs.");
+    const res = await request(app).get('/AboutUs.asmx?op=a%3C1%3E%22%27%26x%C3%A9');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain("Method 'a&lt;1&gt;&quot;&#39;&amp;x&#233;' was not found in service AboutUs.");
   });
 
   it.each(['/AboutUs.asmx', '/AboutUs.asmx?op=GetAboutUs', '/AboutUs.asmx?wsdl', '/AboutUs.asmx?disco'])(

@@ -180,3 +180,40 @@ describe('an answer read against the other as it comes (ReadAgainst)', () => {
     expect(pairs).toBeGreaterThan(300);
   });
 });
+
+// Mono quotes a refused value its own way (src/shadow/mono-quote.ts); .NET's quote of the same value agrees with it.
+test("request validation's refusal: Mono's quote of a value and .NET's agree, anything else differs", () => {
+  const refusal = (quoted: string, lf = false, collection = 'QueryString') => ({
+    status: 500,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'private', 'content-length': '1' },
+    body: `A potentially dangerous Request.${collection} value was detected from the client (${quoted}).${lf ? '\n' : '\r\n'}`,
+  });
+  const verdict = (mono: string, ours: string, collection?: string) =>
+    compareLive('GET', '/PushNotificationMobile.asmx/GetTokenDevice?id=x', refusal(mono, true), refusal(ours, false, collection)).length === 0;
+  const agree: Array<[string, string]> = [
+    // a 60 KB value: Mono's first 15 characters, .NET's 20 after the dangerous place
+    ['id=&quot;&lt;img src=x oner...&quot;', 'id=&quot;&lt;img src=x onerror=a...&quot;'],
+    // whole in Mono's, cut at the start in .NET's
+    ['id=&quot;abcdefghijk&lt;b01234&quot;', 'id=&quot;...bcdefghijk&lt;b01234&quot;'],
+    // NULs: Mono quotes them, .NET removes them first
+    ['id=&quot;&lt;\0b&quot;', 'id=&quot;&lt;b&quot;'],
+    // the dangerous place further in than Mono's 15 characters
+    [`id=&quot;${'a'.repeat(15)}...&quot;`, `id=&quot;...${'a'.repeat(10)}&lt;b${'z'.repeat(18)}...&quot;`],
+    // Mono's cut through a surrogate pair, read as U+FFFD
+    ['id=&quot;&lt;bcdefghijklmn\ufffd...&quot;', 'id=&quot;&lt;bcdefghijklmn😀xyz&quot;'],
+    ['id=&quot;&#233;&#233;&lt;bcdefghijklm...&quot;', 'id=&quot;&#233;&#233;&lt;bcdefghijklmnopqrst...&quot;'],
+  ];
+  for (const [mono, ours] of agree) expect([mono, verdict(mono, ours)]).toEqual([mono, true]);
+  const differ: Array<[string, string, string?]> = [
+    ['a=&quot;&lt;b&quot;', 'id=&quot;&lt;b&quot;'],
+    ['id=&quot;&lt;b&quot;', 'id=&quot;&lt;b&quot;', 'Form'],
+    ['id=&quot;x&lt;b&quot;', 'id=&quot;&lt;b&quot;'],
+    ['id=&quot;&lt;img src=x oner...&quot;', 'id=&quot;&lt;img src=y onerror=a...&quot;'],
+    ['id=&quot;&lt;b0123456789012...&quot;', 'id=&quot;&lt;b012345678901X...&quot;'],
+    // ours repeating the value whole, or cutting it elsewhere than .NET does
+    ['id=&quot;&lt;b0123456789012...&quot;', `id=&quot;&lt;b${'0123456789'.repeat(10)}&quot;`],
+    ['id=&quot;&lt;b0123456789012...&quot;', 'id=&quot;&lt;b0123456789012345678901&quot;'],
+    [`id=&quot;${'a'.repeat(15)}...&quot;`, `id=&quot;...${'a'.repeat(9)}&lt;b${'z'.repeat(18)}...&quot;`],
+  ];
+  for (const [mono, ours, collection] of differ) expect([ours, verdict(mono, ours, collection)]).toEqual([ours, false]);
+});

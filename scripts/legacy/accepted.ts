@@ -27,6 +27,11 @@ export const ALLOWANCES: Array<{ rule: string; evidence: string }> = [
       'System.Web.Services/System/Web/Services/Protocols/ValueCollectionParameterReader.cs calls Res.GetString(Res.WebMissingParameter, paramInfo.Name) on System.Web.Services.txt\'s "Missing parameter: {0}." (the generated Res formats its arguments); Mono\'s Res.GetString(name, args) returns the text unformatted (its IL: ldarg.0; ret)',
   },
   {
+    rule: "request validation's refusal quotes the value as Mono cuts it: whole up to 18 characters, NULs and all, else its first 15 and `...`; ours, .NET's quote of the value without NULs (10 units before the dangerous place to 20 after), agrees when it is the quote of a value Mono could have quoted so (src/shadow/mono-quote.ts)",
+    evidence:
+      'System.Web/HttpRequest.cs ValidateString: value = RemoveNullCharacters(value); the piece from validationFailureIndex - 10 to + 20, "..." where cut; Mono\'s HttpRequest.ThrowValidationException (mono/mono, System.Web) quotes the value as read and, when the quoted text is over 20 characters, keeps its first 16 and appends ..."',
+  },
+  {
     rule: 'a lone LF in a legacy plain-text body counts as CRLF',
     evidence: 'System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs WriteException writes its plain-text errors with StreamWriter.WriteLine, whose newline is Environment.NewLine: CRLF on Windows, the .NET Framework\'s one platform',
   },

@@ -1,9 +1,9 @@
-import { escapeMarkup } from './escape';
+import { quotedPiece } from './request-validation';
 
 /**
  * Every fault and error text the service can answer, in the words of an ASP.NET ASMX host. Each
- * binding renders an AsmxError its own way (a SOAP 1.1 or 1.2 fault, or an HTTP text error); the
- * wording lives only here.
+ * binding renders an AsmxError its own way (a SOAP 1.1 or 1.2 fault, or an HTTP text error, whose
+ * every message is HTML-encoded as it is written); the wording lives only here, as plain text.
  */
 
 /**
@@ -91,8 +91,8 @@ export const Errors = {
   methodNotValid: (op: string) => new AsmxError('Client', [`${op} Web Service method name is not valid.`]),
   methodCase: (asked: string, real: string) =>
     new AsmxError('Client', [
-      `Invalid method name &#39;${escapeMarkup(asked)}&#39;,  method names are case sensitive.   ` +
-        `The method name &#39;${escapeMarkup(real)}&#39; with the same name but different casing was found.\r\n` +
+      `Invalid method name '${asked}',  method names are case sensitive.   ` +
+        `The method name '${real}' with the same name but different casing was found.\r\n` +
         'Parameter name: methodName',
     ]),
   cannotConvertChar: (value: string) =>
@@ -116,12 +116,16 @@ export const Errors = {
       `more names in the ${collection === 'Form' ? 'form' : 'query string'} than MAX_FORM_KEYS`,
     ),
 
-  /** ASP.NET request validation, whose whole message is HTML-encoded. */
-  dangerousValue: (collection: 'QueryString' | 'Form', name: string, value: string) =>
+  /**
+   * ASP.NET request validation (HttpRequest.ValidateString): the collection, the name (none for a
+   * segment without `=`) and the piece of the value around `at`, where it looked dangerous. So a
+   * long value is never repeated whole.
+   */
+  dangerousValue: (collection: 'QueryString' | 'Form', name: string | null, value: string, at: number) =>
     new AsmxError(
       'Client',
-      [escapeMarkup(`A potentially dangerous Request.${collection} value was detected from the client (${name}="${value}").`)],
-      `potentially dangerous value in ${collection === 'Form' ? 'form' : 'query string'} field ${name}`,
+      [`A potentially dangerous Request.${collection} value was detected from the client (${name ?? ''}="${quotedPiece(value, at)}").`],
+      `potentially dangerous value in ${collection === 'Form' ? 'form' : 'query string'} ${name === null ? 'item without a name' : `field ${name}`}`,
     ),
 } as const;
 

@@ -9,15 +9,17 @@ export function urlDecodeBytes(bytes: Buffer, charset: Charset = UTF8): string {
   // Fast path: nothing escaped.
   if (!bytes.includes(0x25) && !bytes.includes(0x2b)) return charset.decode(bytes);
   let text = '';
-  const pending: number[] = [];
+  // Decoded bytes are never more than the escaped ones: written in place of a number per byte.
+  const pending = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
   const flush = () => {
-    if (pending.length > 0) text += charset.decode(Buffer.from(pending));
-    pending.length = 0;
+    if (length > 0) text += charset.decode(pending.subarray(0, length));
+    length = 0;
   };
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i];
     if (b === 0x2b) {
-      pending.push(0x20);
+      pending[length++] = 0x20;
       continue;
     }
     if (b === 0x25 && bytes[i + 1] === 0x75 && isHex(bytes, i + 2, 4)) {
@@ -27,11 +29,11 @@ export function urlDecodeBytes(bytes: Buffer, charset: Charset = UTF8): string {
       continue;
     }
     if (b === 0x25 && isHex(bytes, i + 1, 2)) {
-      pending.push(parseInt(bytes.toString('latin1', i + 1, i + 3), 16));
+      pending[length++] = parseInt(bytes.toString('latin1', i + 1, i + 3), 16);
       i += 2;
       continue;
     }
-    pending.push(b);
+    pending[length++] = b;
   }
   flush();
   return text;

@@ -1,6 +1,6 @@
 import type { Response } from '../transport/types';
 import { send } from '../bindings/send';
-import { escapeMarkup } from '../basics/escape';
+import { escapeMarkup, htmlEncode } from '../basics/escape';
 
 /**
  * ASP.NET's runtime error page as a remote client sees it (customErrors RemoteOnly, the default):
@@ -14,13 +14,13 @@ const CRLF = '\r\n';
 
 /** A web.config sample as the page shows it: HTML-encoded, in a preformatted box. */
 const configSample = (customErrors: string) =>
-  escapeMarkup(
+  htmlEncode(
     ['<!-- Web.Config Configuration File -->', '', '<configuration>', '    <system.web>', `        ${customErrors}`, '    </system.web>', '</configuration>'].join(CRLF),
   );
 
 function box(title: string, description: string, content: string): string {
   return (
-    `            <b>${title}:</b> ${escapeMarkup(description)}<br><br>${CRLF}${CRLF}` +
+    `            <b>${title}:</b> ${htmlEncode(description)}<br><br>${CRLF}${CRLF}` +
     `            <table width=100% bgcolor="#ffffcc">${CRLF}               <tr>${CRLF}                  <td>${CRLF}                      <code><pre>${CRLF}${CRLF}` +
     `${content}</pre>                      </code>${CRLF}${CRLF}                  </td>${CRLF}               </tr>${CRLF}            </table>${CRLF}${CRLF}` +
     `            <br>${CRLF}${CRLF}`

@@ -4,7 +4,7 @@
  * table rather than from a parsed WSDL. Windows line ends, as the .NET Framework writes them.
  */
 import type { EndpointSpec, OperationSpec } from '../contract/operations';
-import { escapeMarkup } from '../basics/escape';
+import { escapeMarkup, htmlEncode } from '../basics/escape';
 import type { Protocol } from '../config';
 import { Soap11, Soap12 } from '../contract/soap-versions';
 import { httpGetRequest, httpPostRequest, httpResponse, type Location, locate, soapRequest, soapResponse } from './help-samples';
@@ -165,14 +165,17 @@ export function operationHelpPage(
   ]);
 }
 
-/** `GET /X.asmx?op=..` naming no operation of the service (ASP.NET answers it with status 200). */
+/**
+ * `GET /X.asmx?op=..` naming no operation of the service (ASP.NET answers it with status 200). The
+ * page shows the name through Server.HtmlEncode, Latin-1 letters as references.
+ */
 export function methodNotFoundPage(serviceUrl: string, endpoint: EndpointSpec, _ns: string, requested: string): string {
   const location = locate(serviceUrl, endpoint);
   return page(endpoint, location, [
     '      <span>',
     `          Click <a href="${location.file}">here</a> for a complete list of operations.`,
     '          <h2>Method Not Found</h2>',
-    `          Method '${escapeMarkup(decodeXmlName(requested))}' was not found in service ${escapeMarkup(endpoint.name)}.`,
+    `          Method '${htmlEncode(decodeXmlName(requested))}' was not found in service ${escapeMarkup(endpoint.name)}.`,
     '      </span>',
   ]);
 }

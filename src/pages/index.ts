@@ -1,6 +1,10 @@
 import type { Request, Response } from '../transport/types';
 import { send, sendErrorText } from '../bindings/send';
-import { urlDecode } from '../basics/url-decode';
+import { AsmxError } from '../basics/errors';
+import { queryStringOf } from '../bindings/http/form';
+import type { ValueCollection } from '../bindings/http/values';
+import { reportRefusal } from '../transport/exchange';
+import { createErrorPage } from './error-page';
 import type { Config } from '../config';
 import type { EndpointSpec } from '../contract/operations';
 import { discoDocument } from './disco';
@@ -10,29 +14,6 @@ import { isLocalCaller } from '../transport/context';
 import type { WsdlCatalog } from './wsdl';
 
 export type ServicePageHandler = (endpoint: EndpointSpec, req: Request, res: Response) => void;
-
-/** A query string as ASP.NET's HttpValueCollection reads it: a valueless item has the name null. */
-type QueryItems = readonly (readonly [name: string | null, value: string])[];
-
-function parseQuery(url: string): QueryItems {
-  const start = url.indexOf('?');
-  if (start < 0) return [];
-  const query = url.slice(start + 1);
-  const items: (readonly [string | null, string])[] = [];
-  for (const segment of query.split('&')) {
-    const eq = segment.indexOf('=');
-    items.push(eq < 0 ? [null, urlDecode(segment)] : [urlDecode(segment.slice(0, eq)), urlDecode(segment.slice(eq + 1))]);
-  }
-  // `?` alone yields no item, but a trailing or doubled `&` yields an empty valueless one, as in ASP.NET.
-  return query === '' ? [] : items;
-}
-
-/** QueryString[name]: names compared without regard to case, repeated values joined by commas. */
-function queryValue(items: QueryItems, name: string | null): string | undefined {
-  const lower = name?.toLowerCase() ?? null;
-  const values = items.filter(([n]) => (n === null || lower === null ? n === lower : n.toLowerCase() === lower)).map(([, v]) => v);
-  return values.length === 0 ? undefined : values.join(',');
-}
 
 function reply(res: Response, status: number, contentType: string, body: string): void {
   send(res, status, { 'Cache-Control': 'private, max-age=0', 'Content-Type': contentType }, body);
@@ -52,19 +33,29 @@ function discoveryError(res: Response, message: string): void {
  */
 export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageHandler {
   const ns = cfg.xmlNamespace;
+  const errorPage = createErrorPage(cfg.basePath);
 
   return (endpoint, req, res) => {
-    const query = parseQuery(req.url);
-    if (queryValue(query, 'schema') !== undefined) return discoveryError(res, 'Schema not found.');
-    if (queryValue(query, 'wsdl') !== undefined) return discoveryError(res, 'XML Web service description was not found.');
+    let query: ValueCollection;
+    try {
+      query = queryStringOf(req, cfg.limits.maxFormKeys);
+    } catch (e) {
+      if (!(e instanceof AsmxError)) throw e;
+      // DiscoveryServerProtocolFactory reads Request.QueryString to decide; a refusal there fails
+      // WebServiceHandlerFactory ("Failed to handle request."): ASP.NET's error page.
+      reportRefusal(res, e.reason);
+      return errorPage(res, 500);
+    }
+    if (query.get('schema') !== undefined) return discoveryError(res, 'Schema not found.');
+    if (query.get('wsdl') !== undefined) return discoveryError(res, 'XML Web service description was not found.');
 
     const url = serviceUrl(req, cfg, endpoint.name);
-    const valueless = queryValue(query, null)?.toLowerCase();
+    const valueless = query.get(null)?.toLowerCase();
     if (valueless === 'wsdl') return reply(res, 200, 'text/xml; charset=utf-8', wsdl.text(endpoint.name, url));
     if (valueless === 'disco') return reply(res, 200, 'text/xml; charset=utf-8', discoDocument(url, endpoint, ns, cfg.protocols));
 
     const html = 'text/html; charset=utf-8';
-    const requested = queryValue(query, 'op');
+    const requested = query.get('op');
     if (requested === undefined) return reply(res, 200, html, serviceHelpPage(url, endpoint, ns));
     // Operation names are matched with regard to case, as the help generator does.
     const operation = endpoint.operations.find((op) => op.name === requested);

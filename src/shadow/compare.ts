@@ -1,4 +1,5 @@
 import sax from 'sax';
+import { sameRefusalAsMono } from './mono-quote';
 
 /**
  * Two answers to the same request compared by meaning, as an ASMX client reads them: status, media
@@ -9,8 +10,9 @@ import sax from 'sax';
  *
  * Allowances for a legacy host that is Mono rather than .NET on IIS (scripts/legacy/accepted.ts lists
  * them with their reasons): a legacy text with `{0}` placeholders is a template (Mono leaves some
- * unfilled), a lone LF in a legacy plain-text body counts as CRLF, and help pages and runtime error
- * pages compare their media type without the charset.
+ * unfilled), a lone LF in a legacy plain-text body counts as CRLF, request validation's refusal
+ * quotes the value as Mono cuts it (mono-quote.ts), and help pages and runtime error pages compare
+ * their media type without the charset.
  */
 
 export interface Answer {
@@ -205,7 +207,7 @@ function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[]
   } else {
     // legacy writes LF where .NET writes CRLF
     const lb = legacy.body.replace(/\r?\n/g, '\r\n');
-    if (!textMatches(lb, ours.body)) {
+    if (!textMatches(lb, ours.body) && !sameRefusalAsMono(lb, ours.body)) {
       const what = lx ? ' (legacy XML, ours not)' : ox ? ' (ours XML, legacy not)' : '';
       d.push({ kind: `body text${what}`, detail: `body${what}: legacy ${short(legacy.body, 300)} vs ours ${short(ours.body, 300)}` });
     }

@@ -1,30 +1,32 @@
 import type { Request } from '../../transport/types';
 import { Errors } from '../../basics/errors';
 import { type Charset, charsetNamed, UTF8 } from '../../basics/charset';
-import { urlDecodeBytes } from '../../basics/url-decode';
+import { ValueCollection } from './values';
 
 /**
  * The parameters of HTTP GET (the query string) and HTTP POST (a form body) as ASP.NET reads them
- * into Request.QueryString and Request.Form.
+ * into Request.QueryString and Request.Form, each validated as it is first read.
  */
 
-export type Pairs = readonly (readonly [string, string])[];
-
-/** GET reads the query string; POST reads only a form body. Both pass ASP.NET's request validation. */
-export function parametersOf(req: Request, maxKeys: number): Pairs {
-  const encoding = contentEncoding(req);
-  if (req.method === 'GET') {
-    const q = req.url.indexOf('?');
-    // The query string is never read as UTF-16: UTF-8 instead (HttpRequest.QueryStringEncoding).
-    const queryEncoding = encoding.name === 'utf-16le' ? UTF8 : encoding;
-    // Node hands the request line over byte for byte as latin1 characters.
-    const query = Buffer.from(q === -1 ? '' : req.url.slice(q + 1), 'latin1');
-    return validated('QueryString', parseForm(query, queryEncoding, 'QueryString', maxKeys));
-  }
+/** GET reads the query string; POST reads only a form body. */
+export function parametersOf(req: Request, maxKeys: number): ValueCollection {
+  if (req.method === 'GET') return queryStringOf(req, maxKeys);
   const contentType = req.headers['content-type'] ?? '';
   const media = contentType.split(';')[0].trim().toLowerCase();
   if (media !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
-  return validated('Form', parseForm(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), encoding, 'Form', maxKeys));
+  const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  return ValueCollection.parse(body, contentEncoding(req), 'Form', maxKeys).validate('Form');
+}
+
+/** Request.QueryString, validated: what an operation's GET and the service page read. */
+export function queryStringOf(req: Request, maxKeys: number): ValueCollection {
+  const encoding = contentEncoding(req);
+  const q = req.url.indexOf('?');
+  // The query string is never read as UTF-16: UTF-8 instead (HttpRequest.QueryStringEncoding).
+  const queryEncoding = encoding.name === 'utf-16le' ? UTF8 : encoding;
+  // Node hands the request line over byte for byte as latin1 characters.
+  const query = Buffer.from(q === -1 ? '' : req.url.slice(q + 1), 'latin1');
+  return ValueCollection.parse(query, queryEncoding, 'QueryString', maxKeys).validate('QueryString');
 }
 
 /**
@@ -54,51 +56,4 @@ function charsetParameter(contentType: string | undefined): string | undefined {
 function header(req: Request, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/**
- * `a=1&b=2` as HttpValueCollection reads it, byte by byte: a segment without `=` has no name (so it
- * names no parameter), and names and values are URL-decoded with the request's encoding. Distinct
- * names are counted as the collection counts them (without regard to case), so that a flood of
- * names is refused (MaxHttpCollectionKeys) before the rest is decoded.
- */
-function parseForm(bytes: Buffer, encoding: Charset, collection: 'QueryString' | 'Form', maxKeys: number): Pairs {
-  const pairs: [string, string][] = [];
-  const names = new Set<string>();
-  let start = 0;
-  while (start < bytes.length) {
-    let end = bytes.indexOf(0x26, start);
-    if (end === -1) end = bytes.length;
-    const eq = bytes.indexOf(0x3d, start);
-    if (eq !== -1 && eq < end) {
-      const name = urlDecodeBytes(bytes.subarray(start, eq), encoding);
-      names.add(name.toLowerCase());
-      if (names.size > maxKeys) throw Errors.tooManyKeys(collection);
-      pairs.push([name, urlDecodeBytes(bytes.subarray(eq + 1, end), encoding)]);
-    }
-    start = end + 1;
-  }
-  return pairs;
-}
-
-/**
- * ASP.NET refuses a value that looks like markup or a character reference: `<` followed by a letter,
- * `!`, `/` or `?`, or `&#`.
- */
-function validated(collection: 'QueryString' | 'Form', pairs: Pairs): Pairs {
-  for (const [name, value] of pairs) {
-    if (/<[A-Za-z!/?]|&#/.test(value)) throw Errors.dangerousValue(collection, name, value);
-  }
-  return pairs;
-}
-
-/**
- * Parameter names are matched without regard to case, and a repeated name gives its values joined
- * by commas, as ASP.NET's NameValueCollection reads a query string or form.
- */
-export function lookup(pairs: Pairs, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const values: string[] = [];
-  for (const [k, v] of pairs) if (k.toLowerCase() === lower) values.push(v);
-  return values.length === 0 ? undefined : values.join(',');
 }

@@ -7,7 +7,8 @@ import type { EndpointSpec, OperationSpec } from '../../contract/operations';
 import type { Operation } from '../../contract/types';
 import { type AnswerWriter, compileAnswerWriter, KeptBytes } from '../answers';
 import { send, sendErrorText } from '../send';
-import { lookup, parametersOf } from './form';
+import { parametersOf } from './form';
+import { htmlEncode } from '../../basics/escape';
 
 /**
  * HTTP GET `/<Endpoint>.asmx/<Op>?…` and HTTP POST `/<Endpoint>.asmx/<Op>` (form body), answered as
@@ -45,9 +46,10 @@ export function createHttpBinding(
     try {
       const op = compiled.get(opName) ?? fail(wrongName(endpoint, opName));
       exchangeOf(res).operation = op.spec.name;
-      const pairs = op.spec.params.length === 0 ? [] : parametersOf(req, maxFormKeys);
+      // A method without parameters reads neither collection, so neither is validated (HttpServerProtocol.ReadParameters).
+      const collection = op.spec.params.length === 0 ? null : parametersOf(req, maxFormKeys);
       const values = op.spec.params.map((p) => {
-        const value = lookup(pairs, p.name);
+        const value = collection?.get(p.name);
         if (value === undefined) throw Errors.missingParameter(p.name);
         return p.type === 'char' ? charFromHttpValue(value) : value;
       });
@@ -75,9 +77,14 @@ function wrongName(endpoint: EndpointSpec, asked: string): AsmxError {
   return real ? Errors.methodCase(asked, real.name) : Errors.methodNotValid(asked);
 }
 
-/** An unexpected failure is answered with the generic text; the request hooks log its cause. */
+/**
+ * An unexpected failure is answered with the generic text; the request hooks log its cause. Each
+ * message of the chain is HTML-encoded, as HttpServerProtocol.WriteException writes them
+ * (ServerProtocol.GenerateFaultString with htmlEscapeMessage): a value the client sent comes back
+ * encoded, whatever the error.
+ */
 function sendError(res: Response, e: unknown): void {
   const error = e instanceof AsmxError ? e : Errors.internal();
   reportFault(res, error, e);
-  sendErrorText(res, error.message);
+  sendErrorText(res, error.chain.map(htmlEncode).join(' ---> '));
 }
