@@ -4,11 +4,12 @@ import { fidelity } from './corpus-fidelity';
 import { type Case, Corpus, TEMPURI, withNamespace } from './corpus-kit';
 import { actionForms, protocolCases } from './corpus-site';
 import { lenientParsing, soapRouting } from './corpus-soap';
+import { urls } from './corpus-urls';
 
 export type { Case } from './corpus-kit';
 
 /**
- * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (689
+ * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (715
  * requests under the default namespace; a namespace without a trailing slash adds the SOAPAction
  * forms it allows). test/legacy-matrix.test.ts holds it to the recordings, case for case.
  */
@@ -23,6 +24,7 @@ export function buildCorpus(ns = TEMPURI): Case[] {
     httpGetAndPost(c);
     servicePages(c);
     fidelity(c);
+    urls(c);
     if (!ns.endsWith('/')) actionForms(c);
     return c.cases;
   });

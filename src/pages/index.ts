@@ -3,6 +3,7 @@ import { send, sendErrorText } from '../bindings/send';
 import { urlDecode } from '../basics/url-decode';
 import type { Config } from '../config';
 import type { EndpointSpec } from '../contract/operations';
+import { targetOf } from '../contract/url';
 import { discoDocument } from './disco';
 import { methodNotFoundPage, operationHelpPage, serviceHelpPage } from './help';
 import { serviceUrl } from './public-url';
@@ -14,10 +15,8 @@ export type ServicePageHandler = (endpoint: EndpointSpec, req: Request, res: Res
 /** A query string as ASP.NET's HttpValueCollection reads it: a valueless item has the name null. */
 type QueryItems = readonly (readonly [name: string | null, value: string])[];
 
-function parseQuery(url: string): QueryItems {
-  const start = url.indexOf('?');
-  if (start < 0) return [];
-  const query = url.slice(start + 1);
+/** The query string's items (without its fragment: http.sys drops it). */
+function parseQuery(query: string): QueryItems {
   const items: (readonly [string | null, string])[] = [];
   for (const segment of query.split('&')) {
     const eq = segment.indexOf('=');
@@ -54,7 +53,7 @@ export function createServicePages(cfg: Config, wsdl: WsdlCatalog): ServicePageH
   const ns = cfg.xmlNamespace;
 
   return (endpoint, req, res) => {
-    const query = parseQuery(req.url);
+    const query = parseQuery(targetOf(req).query);
     if (queryValue(query, 'schema') !== undefined) return discoveryError(res, 'Schema not found.');
     if (queryValue(query, 'wsdl') !== undefined) return discoveryError(res, 'XML Web service description was not found.');
 

@@ -2,6 +2,7 @@ import type { Request } from '../../transport/types';
 import { Errors } from '../../basics/errors';
 import { type Charset, charsetNamed, UTF8 } from '../../basics/charset';
 import { urlDecodeBytes } from '../../basics/url-decode';
+import { targetOf } from '../../contract/url';
 
 /**
  * The parameters of HTTP GET (the query string) and HTTP POST (a form body) as ASP.NET reads them
@@ -14,16 +15,18 @@ export type Pairs = readonly (readonly [string, string])[];
 export function parametersOf(req: Request, maxKeys: number): Pairs {
   const encoding = contentEncoding(req);
   if (req.method === 'GET') {
-    const q = req.url.indexOf('?');
     // The query string is never read as UTF-16: UTF-8 instead (HttpRequest.QueryStringEncoding).
     const queryEncoding = encoding.name === 'utf-16le' ? UTF8 : encoding;
-    // Node hands the request line over byte for byte as latin1 characters.
-    const query = Buffer.from(q === -1 ? '' : req.url.slice(q + 1), 'latin1');
+    // Node hands the request line over byte for byte as latin1 characters; http.sys drops a fragment.
+    const query = Buffer.from(targetOf(req).query, 'latin1');
     return validated('QueryString', parseForm(query, queryEncoding, 'QueryString', maxKeys));
   }
   const contentType = req.headers['content-type'] ?? '';
-  const media = contentType.split(';')[0].trim().toLowerCase();
-  if (media !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
+  // ContentType.MatchesBase (Scalars.cs): what precedes the first `;`, untrimmed, without regard to
+  // case; so `application/x-www-form-urlencoded ; charset=utf-8` is no form.
+  const semi = contentType.indexOf(';');
+  const media = semi === -1 ? contentType : contentType.slice(0, semi);
+  if (media.toLowerCase() !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
   return validated('Form', parseForm(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), encoding, 'Form', maxKeys));
 }
 
