@@ -65,7 +65,10 @@ export function hostRules(basePath: string, limits: Pick<Limits, 'maxUrlBytes' |
   const runtimeError = runtimeErrorPage(virtualPath);
   const aspnet = (status: number, body: string, reason: string): HostAnswer => ({ status, headers: { ...ASPNET_HEADERS }, body, reason });
 
+  const options: HostAnswer = { status: 200, headers: { Allow: OPTIONS_ALLOWED, Public: OPTIONS_ALLOWED }, body: '', reason: 'OPTIONS: answered by IIS' };
   return (method, target) => {
+    // `OPTIONS *` asks about the server, not a path.
+    if (method === 'OPTIONS' && target.rawPath === '*') return { ...options };
     if (target.invalid !== undefined) return host(HostErrors.invalidUrl(), target.invalid, true);
     // Node hands the request line over as ASCII (its parser refuses other bytes): characters are bytes.
     if (target.rawPath.length > limits.maxUrlBytes) return host(HostErrors.filtered(), 'URL path over MAX_URL_BYTES');
@@ -79,7 +82,7 @@ export function hostRules(basePath: string, limits: Pick<Limits, 'maxUrlBytes' |
     const place = placeOf(target.path);
     if (place.at !== 'endpoint' && SUSPICIOUS.test(path)) return aspnet(404, notFoundPage(virtualPath, path), 'a URL path segment ending in a dot or a space');
 
-    if (method === 'OPTIONS') return { status: 200, headers: { Allow: OPTIONS_ALLOWED, Public: OPTIONS_ALLOWED }, body: '', reason: 'OPTIONS: answered by IIS' };
+    if (method === 'OPTIONS') return { ...options };
     if (method === 'TRACE') return host(HostErrors.notImplemented(), 'TRACE: not implemented by IIS');
     if (method === 'GET' || method === 'HEAD' || method === 'POST') {
       if (place.at === 'endpoint') return place;
