@@ -55,10 +55,14 @@ test('the WSDL and discovery addresses carry the mount path as the client spelle
   expect(disco.text).toContain(`ref="http://${HOST}${MOUNT}/AboutUs.asmx?wsdl"`);
 });
 
-test("ASP.NET's error page names the mount path as the application", async () => {
-  const res = await request(host).delete(`${MOUNT}/AboutUs.asmx`);
-  expect(res.status).toBe(405);
+test("ASP.NET's error pages name the mount path as the application", async () => {
+  const res = await request(host).get(`${MOUNT}/AboutUs.asmx/`);
+  expect(res.status).toBe(500);
   expect(res.text).toContain(`Server Error in '${MOUNT}' Application.`);
+  const missing = await request(host).get(`${MOUNT}/Nothing.asmx`);
+  expect(missing.status).toBe(404);
+  expect(missing.text).toContain(`Server Error in '${MOUNT}' Application.`);
+  expect(missing.text).toContain(`<b> Requested URL: </b>${MOUNT}/Nothing.asmx<br><br>`);
 });
 
 test("the host's headers are kept, its X-Powered-By: Express is not, and its own routes still answer", async () => {
@@ -71,10 +75,13 @@ test("the host's headers are kept, its X-Powered-By: Express is not, and its own
   expect((await request(host).get('/health')).headers['x-powered-by']).toBe('Express');
 });
 
-test('a path under the mount that is no endpoint is a 404, as under BASE_PATH', async () => {
+test("a path under the mount that is no endpoint is IIS's 404, as under BASE_PATH; a method IIS keeps is IIS's", async () => {
   const res = await request(host).get(`${MOUNT}/nothing`);
   expect(res.status).toBe(404);
-  expect(res.text).toBe('Not found.\r\n');
+  expect(res.text).toContain('<h2>404 - File or directory not found.</h2>');
+  const put = await request(host).delete(`${MOUNT}/AboutUs.asmx`);
+  expect([put.status, put.headers.allow]).toEqual([405, 'GET, HEAD, OPTIONS, TRACE']);
+  expect((await request(host).get(`${MOUNT}//PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`)).text).toContain('fcm:APA91bH-token-1001');
 });
 
 test("a body parser ahead of the mount: the request that lost its body gets ASP.NET's generic answer at once, not a hang", async () => {

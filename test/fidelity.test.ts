@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import iconv from 'iconv-lite';
 import request from 'supertest';
+import { hostRules, unknownMethodAnswer } from '../src/app/iis';
+import { createServer as createHostServer } from '../src/transport/server';
 import { createTestApp, type TestApp } from './helpers/app';
 import { envelope, opElement } from './helpers/soap';
 
@@ -11,6 +13,16 @@ import { envelope, opElement } from './helpers/soap';
  * own) does not follow, so the corpus cannot hold them, and the robustness of the new paths. Each
  * rule cites the reference source it comes from.
  */
+
+/** Written, not ended: the server closes the connection once it has answered (HTTP/1.0, Connection: close). */
+const rawExchange = (port: number, bytes: string) =>
+  new Promise<Buffer>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks)));
+  });
 
 let t: TestApp;
 beforeAll(async () => {
@@ -154,22 +166,14 @@ describe('HTTP/1.0', () => {
   });
   afterAll(() => new Promise((r) => server.close(r)));
 
-  function http10(head: string, body = ''): Promise<string> {
-    return new Promise((resolve, reject) => {
-      // Written, not ended: the server closes an HTTP/1.0 connection once it has answered.
-      const socket = net.connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n${body}`));
-      const chunks: Buffer[] = [];
-      socket.on('data', (d: Buffer) => chunks.push(d));
-      socket.on('error', reject);
-      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-    });
-  }
+  const http10 = async (head: string, body = '') => (await rawExchange(port, `${head}\r\n\r\n${body}`)).toString('latin1');
 
   // The corpus covers the bindings and pages; these are the answers that come from the app itself.
   test.each([
     ['an unknown path', 'GET /nowhere HTTP/1.0', ''],
     ['a refused body', 'POST /StudentService/AboutUs.asmx HTTP/1.0\r\nContent-Type: text/xml\r\nContent-Encoding: x-unknown\r\nContent-Length: 2', 'ab'],
-    ['a runtime error page', 'OPTIONS /StudentService/AboutUs.asmx HTTP/1.0', ''],
+    ['a runtime error page', 'GET /StudentService/AboutUs.asmx/ HTTP/1.0', ''],
+    ["IIS's page", 'DELETE /StudentService/AboutUs.asmx HTTP/1.0', ''],
   ])('%s is framed with a Content-Length', async (_name, head, requestBody) => {
     const answer = await http10(head, requestBody);
     const end = answer.indexOf('\r\n\r\n');
@@ -272,4 +276,122 @@ test.each([
 test('HTTP POST errors HTML-encode the Content-Type they quote', async () => {
   const res = await request(t.app).post(`${SCHOOL}/GetStudentSchool`).set('Content-Type', 'text/plain; a="<b>"').send('x');
   expect(res.text).toBe('Request format is invalid: text/plain; a=&quot;&lt;b&gt;&quot;.\r\n');
+});
+/**
+ * What IIS 10 with ASP.NET 4 answers before ASMX is reached (src/app/iis.ts, contract/url.ts), where
+ * the legacy host (Mono behind an HttpListener) answers otherwise; asked over a socket, as the
+ * request line is sent, through the service's own listener (an unknown method is its parser's).
+ */
+describe('IIS in front', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createHostServer(t.config.limits, t.app, unknownMethodAnswer(hostRules(t.config.basePath, t.config.limits))).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  const ask = async (line: string, extra = '') => {
+    const text = (await rawExchange(port, `${line} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${extra}\r\n`)).toString('utf8');
+    const end = text.indexOf('\r\n\r\n');
+    return { status: Number(text.slice(9, 12)), head: text.slice(0, end), body: text.slice(end + 4) };
+  };
+  const S = '/StudentService';
+  const TOKEN = 'fcm:APA91bH-token-1001';
+  const IIS_404 = '<h2>404 - File or directory not found.</h2>';
+
+  // http.sys decodes, turns `\` to `/` and resolves dot segments (KB 896287); ASP.NET's
+  // VirtualPath.Create collapses `//` and trims the end (UrlPath.FixVirtualPathSlashes); Mono reads
+  // `/X.asmx//Op` as the operation `/Op`.
+  test.each([
+    `//StudentService/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`,
+    `${S}//PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`,
+    `${S}/PushNotificationMobile.asmx//GetTokenDevice?id=dev-1001`,
+    `${S}/./x/../PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`,
+    `/x/..${S}/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`,
+    `${S}\\PushNotificationMobile.asmx\\GetTokenDevice?id=dev-1001`,
+    `/Student%53ervice%2FPushNotificationMobile.asmx%5cGetTokenDevice?id=dev-1001`,
+    `${S}/PushNotificationMobile.asmx/GetTokenDevice%20%C2%A0?id=dev-1001`,
+    `${S}/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001#id=other`,
+  ])('a path is read as http.sys and ASP.NET make it canonical: GET %s', async (target) => {
+    const r = await ask(`GET ${target}`);
+    expect([r.status, r.body.includes(TOKEN)]).toEqual([200, true]);
+  });
+
+  // ServerProtocol.cs: the WSDL's address is Request.Url's, which HttpRequest builds on Path (canonical); Mono keeps `//`.
+  test("the WSDL's addresses name the canonical path", async () => {
+    expect((await ask('GET //StudentService/x/../About%55s.asmx?wsdl')).body).toContain('<soap:address location="http://x/StudentService/AboutUs.asmx" />');
+  });
+
+  // KB 820129: AllowRestrictedChars off, UrlSegmentMaxLength 260; a `..` above the root.
+  test.each(['/GetAboutUs%00', '/GetAboutUs%09', '%7F', '/Get%C2%85', '/Get%u0001', '/../../..', '/%2e%2e/%2E%2E/..', `/${'a'.repeat(261)}`])(
+    "http.sys's 400 Invalid URL, the connection closed: GET /StudentService/AboutUs.asmx%s", async (rest) => {
+      const r = await ask(`GET ${S}/AboutUs.asmx${rest}`);
+      expect([r.status, r.body.includes('HTTP Error 400. The request URL is invalid.'), /\r\nconnection: close/i.test(r.head)]).toEqual([400, true, true]);
+    });
+
+  test('escapes that are not UTF-8 are read in the ANSI code page (EnableNonUTF8, FavorUTF8)', async () => {
+    const r = await ask(`GET ${S}/PushNotificationMobile.asmx/GetTokenDevice%C0%AF`);
+    expect([r.status, r.body]).toEqual([500, 'GetTokenDevice&#192;&#175; Web Service method name is not valid.\r\n']);
+  });
+
+  // requestFiltering: allowDoubleEscaping false (404.11); ASP.NET: maxUrlLength, requestPathInvalidCharacters,
+  // its 404 for a script it cannot find or a path Windows would read otherwise; IIS's 404, and 403.14 for the directory.
+  const [RUNTIME, ASPNET_404] = ['<title>Runtime Error</title>', '<title>The resource cannot be found.</title>'];
+  test.each([
+    ['/AboutUs.asmx/Get+AboutUs', 404, IIS_404], ['/AboutUs.asmx/Get%2BAboutUs', 404, IIS_404], ['/AboutUs.asmx/Get%2541boutUs', 404, IIS_404],
+    ['/AboutUs.asmx/Get:AboutUs', 400, RUNTIME], ['/AboutUs.asmx/Get%2A', 400, RUNTIME], ['/AboutUs.asmx/Get%3C', 400, RUNTIME],
+    ['/AboutUs.asmx/Get%25', 400, RUNTIME], [`/AboutUs.asmx/${'ab/'.repeat(90)}x`, 400, RUNTIME],
+    ['/AboutUs/GetAboutUs', 404, IIS_404], ['/../elsewhere', 404, IIS_404], ['/AboutUs.asmx%20', 404, IIS_404],
+    ['/Nothing.asmx', 404, `<b> Requested URL: </b>${S}/Nothing.asmx<br><br>`], ['/x/AboutUs.asmx/GetAboutUs', 404, ASPNET_404],
+    ['/default.aspx', 404, ASPNET_404], ['/%20AboutUs.asmx', 404, ASPNET_404], ['/AboutUs.asmx.', 404, ASPNET_404],
+    ['/AboutUs.asmx%20/GetAboutUs', 404, ASPNET_404], ['/', 403, '<h2>403 - Forbidden: Access is denied.</h2>'],
+  ])('http.sys, request filtering, then ASP.NET check every path, and IIS answers what names no service: GET /StudentService%s', async (path, status, page) => {
+    const r = await ask(`GET ${S}${path}`);
+    expect([r.status, r.body.includes(page)]).toEqual([status, true]);
+    // ASP.NET's pages say Cache-Control: private; IIS's say nothing.
+    expect(/\r\ncache-control: private\r\n/i.test(r.head)).toBe(page === RUNTIME || page === ASPNET_404 || page.includes('Requested URL'));
+  });
+
+  test.each([
+    ['FOO', '/AboutUs.asmx', 405],
+    ['PUT', '/AboutUs.asmx', 405],
+    ['DELETE', '/', 405],
+    ['PATCH', '/AboutUs.asmx/GetAboutUs', 404],
+    ['FOO', '/AboutUs.asmx/GetAboutUs', 404],
+    ['PROPFIND', '/nothing', 404],
+    ['DEBUG', '/AboutUs.asmx', 403],
+  ])("IIS's static file handler takes the methods ASP.NET is not mapped for: %s %s", async (method, path, status) => {
+    const r = await ask(`${method} ${S}${path}`, 'Content-Length: 0\r\n');
+    expect([r.status, /^<!DOCTYPE html PUBLIC "-\/\/W3C\/\/DTD XHTML 1\.0 Strict/.test(r.body)]).toEqual([status, true]);
+    expect(/\r\nallow: GET, HEAD, OPTIONS, TRACE\r\n/i.test(r.head)).toBe(status === 405);
+    expect((await ask(`F(O ${S}/AboutUs.asmx`)).body).toContain('HTTP Error 400. The request is badly formed.');
+  });
+
+  test("OPTIONS and TRACE are IIS's on any path", async () => {
+    for (const path of [`${S}/AboutUs.asmx`, `${S}/AboutUs.asmx/GetAboutUs`, '/nothing', '*']) {
+      const options = await ask(`OPTIONS ${path}`);
+      expect([options.status, options.body]).toEqual([200, '']);
+      expect(options.head).toMatch(/\r\nAllow: OPTIONS, TRACE, GET, HEAD, POST\r\nPublic: OPTIONS, TRACE, GET, HEAD, POST\r\n/);
+      if (path === '*') continue;
+      const trace = await ask(`TRACE ${path}`);
+      expect([trace.status, trace.body.includes('<h2>501 - Header values specify a method that is not implemented.</h2>')]).toEqual([501, true]);
+    }
+  });
+
+  // Decided: .NET answers these as the service does; the legacy host does not (docs/fidelity.md).
+  test('a query of 2,048 bytes is served, one of 2,049 is request filtering\'s 404.15; a fragment is not counted', async () => {
+    const query = (n: number) => `${S}/AboutUs.asmx/GetAboutUs?x=${'q'.repeat(n - 2)}`;
+    expect((await ask(`GET ${query(2048)}`)).status).toBe(200);
+    expect((await ask(`GET ${query(2048)}#${'f'.repeat(100)}`)).status).toBe(200);
+    expect((await ask(`GET ${query(2049)}`)).status).toBe(404);
+  });
+
+  test('direction marks, non-ASCII and white space before an operation name are read as written', async () => {
+    const marked = await ask(`GET ${S}/PushNotificationMobile.asmx/GetTokenDevice?id=%E2%80%8Edev-1001%E2%80%AC`);
+    expect([marked.status, marked.body.includes('xsi:nil="true"')]).toEqual([200, true]);
+    expect((await ask(`GET ${S}/AboutUs.asmx/%D8%B9%C3%A9`)).body).toBe('\u0639&#233; Web Service method name is not valid.\r\n');
+    expect((await ask(`GET ${S}/AboutUs.asmx/%20GetAboutUs`)).body).toBe(' GetAboutUs Web Service method name is not valid.\r\n');
+  });
 });

@@ -69,6 +69,19 @@ export const ACCEPTED: Acceptance[] = [
     reason: "Mono's form parser reads `code&phone` as two names with empty values; .NET's reads two values without a name, so the parameters are missing",
     evidence: 'System.Web/HttpValueCollection.cs FillFromString: a segment without `=` is added with a null name and the segment as its value',
   },
+  {
+    cases: ['methods/put-*', 'methods/delete-*', 'framing/http10/delete-service-page'],
+    reason:
+      "Mono hands every method to ASMX; IIS maps *.asmx to ASP.NET for GET, HEAD, POST and DEBUG only, and gives any other method to its static file handler: 405 with `Allow: GET, HEAD, OPTIONS, TRACE` and IIS's page on the .asmx file, 404 and IIS's page on /X.asmx/Op (no such file)",
+    evidence:
+      'applicationHost.config of IIS with ASP.NET 4: WebServiceHandlerFactory-Integrated-4.0 path="*.asmx" verb="GET,HEAD,POST,DEBUG", the last mapping StaticFile path="*" verb="*" resourceType="Either"; src/app/iis.ts; test/fidelity.test.ts "IIS\'s static file handler takes the methods ASP.NET is not mapped for"',
+  },
+  {
+    cases: ['methods/options-*'],
+    reason: "Mono hands OPTIONS to ASMX (405, or 500 on an operation); IIS answers it itself on any path: 200, `Allow` and `Public: OPTIONS, TRACE, GET, HEAD, POST`, no body",
+    evidence:
+      'applicationHost.config: OPTIONSVerbHandler path="*" verb="OPTIONS" modules="ProtocolSupportModule" requireAccess="None", ahead of the *.asmx mapping\'s verbs; test/fidelity.test.ts "OPTIONS and TRACE are IIS\'s on any path"',
+  },
 ];
 
 const matches = (pattern: string, name: string) =>

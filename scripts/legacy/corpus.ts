@@ -5,11 +5,12 @@ import { type Case, Corpus, TEMPURI, withNamespace } from './corpus-kit';
 import { actionForms, protocolCases } from './corpus-site';
 import { lenientParsing, soapRouting } from './corpus-soap';
 import { requestValidation } from './corpus-validation';
+import { urls } from './corpus-urls';
 
 export type { Case } from './corpus-kit';
 
 /**
- * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (759
+ * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (785
  * requests under the default namespace; a namespace without a trailing slash adds the SOAPAction
  * forms it allows). test/legacy-matrix.test.ts holds it to the recordings, case for case.
  */
@@ -25,6 +26,7 @@ export function buildCorpus(ns = TEMPURI): Case[] {
     servicePages(c);
     fidelity(c);
     requestValidation(c);
+    urls(c);
     if (!ns.endsWith('/')) actionForms(c);
     return c.cases;
   });

@@ -3,7 +3,7 @@ import { createHttpBinding, type HttpHandler } from '../bindings/http';
 import { send, sendErrorText } from '../bindings/send';
 import { createSoapBinding, type SoapHandler } from '../bindings/soap';
 import type { Config, Limits } from '../config';
-import { Errors, type HostError, HostErrors } from '../basics/errors';
+import { Errors } from '../basics/errors';
 import { protocolVerdict, takenByScriptHandler } from '../bindings/protocols';
 import { isLocalCaller } from '../transport/context';
 import { exchangeOf, reportRefusal, type RequestTap } from '../transport/exchange';
@@ -12,7 +12,9 @@ import { createServicePages } from '../pages';
 import { createErrorPage } from '../pages/error-page';
 import { WsdlCatalog } from '../pages/wsdl';
 import { ENDPOINTS, type EndpointSpec } from '../contract/operations';
-import { routeReader } from '../contract/route';
+import { routeAt } from '../contract/route';
+import { targetOf } from '../contract/url';
+import { type HostAnswer, hostRules } from './iis';
 import { createServices } from '../services';
 import type { SmsIntake } from '../sms/intake';
 import type { Store } from '../store/store';
@@ -64,7 +66,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     });
   }
 
-  const routeOf = routeReader(config.basePath);
+  const beforeAsmx = hostRules(config.basePath, config.limits);
   const { limits } = config;
   const hooks = requestHooks({ trustProxy: config.trustProxy, tap: parts.tap });
 
@@ -80,17 +82,13 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
   };
 
   const route = async (req: Request, res: Response): Promise<void> => {
-    const refused = checkUrl(req.url, limits);
-    if (refused !== null) {
-      reportRefusal(res, refused.reason);
-      return sendHostError(req, res, refused.error);
+    // http.sys, request filtering, ASP.NET's own checks and IIS's handlers, before ASMX is reached.
+    const host = beforeAsmx(req.method ?? '', targetOf(req));
+    if (!('at' in host)) {
+      reportRefusal(res, host.reason);
+      return sendHostAnswer(req, res, host);
     }
-    const found = routeOf(req);
-    if (found === null) {
-      reportRefusal(res, 'not an endpoint');
-      return notFound(res);
-    }
-    const { endpoint, operation: opName, kind } = found;
+    const { endpoint, operation: opName, kind } = routeAt(host, req.method ?? '');
     const b = bindings.get(endpoint.name)!;
     const ex = exchangeOf(res);
     ex.endpoint = endpoint.name;
@@ -141,30 +139,8 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
   };
 }
 
-function notFound(res: Response): void {
-  send(res, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Not found.\r\n');
-}
-
-/**
- * What http.sys and IIS request filtering refuse before routing: a URL or query string over its
- * limit, a malformed %-escape or a NUL anywhere in the path. Null when the URL may proceed.
- */
-function checkUrl(url: string, limits: Limits): { error: HostError; reason: string } | null {
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  if (Buffer.byteLength(path) > limits.maxUrlBytes) return { error: HostErrors.filtered(), reason: 'URL path over MAX_URL_BYTES' };
-  if (q !== -1 && Buffer.byteLength(url) - q - 1 > limits.maxQueryBytes) return { error: HostErrors.filtered(), reason: 'query string over MAX_QUERY_BYTES' };
-  try {
-    if (!decodeURIComponent(path).includes('\0')) return null;
-  } catch {
-    return { error: HostErrors.invalidUrl(), reason: 'malformed %-escape in the URL path' };
-  }
-  return { error: HostErrors.invalidUrl(), reason: 'NUL in the URL path' };
-}
-
-function sendHostError(req: Request, res: Response, error: HostError): void {
-  const answer = () => send(res, error.status, { 'Content-Type': error.contentType }, error.body);
-  // http.sys closes a connection whose request it could not read; request filtering keeps it.
-  if (error.status === 404) answer();
-  else answerAndClose(req, res, answer);
+function sendHostAnswer(req: Request, res: Response, host: HostAnswer): void {
+  const answer = () => send(res, host.status, host.headers, host.body);
+  if (host.close === true) answerAndClose(req, res, answer);
+  else answer();
 }

@@ -161,13 +161,15 @@ export const ParserMessages = {
 
 /**
  * Answers given before ASP.NET sees a request: by http.sys, IIS's kernel listener (malformed or
- * oversized request lines and headers, time-outs), and by IIS request filtering (a URL or query
- * string over its limit, a 404 whose custom error page is what a remote client sees).
+ * oversized request lines and headers, time-outs), and by IIS itself (request filtering, and the
+ * handlers IIS runs for what ASP.NET does not handle), as a remote client sees them.
  */
 export interface HostError {
   readonly status: number;
   readonly contentType: string;
   readonly body: string;
+  /** Headers the answer carries besides its type and length (IIS's Allow on a 405). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 function httpSysPage(status: number, title: string, heading: string, text: string): HostError {
@@ -179,28 +181,61 @@ function httpSysPage(status: number, title: string, heading: string, text: strin
   return { status, contentType: 'text/html; charset=us-ascii', body };
 }
 
-/** IIS's detailed-errors-off page, as a remote client sees it. */
+/**
+ * IIS's custom error page for a status (%SystemDrive%\inetpub\custerr\en-US\<status>.htm), what a
+ * remote client sees with errorMode DetailedLocalOnly, the default: the same page whatever the
+ * substatus (404.0, 404.11, 404.15...). Sent as `text/html`, CRLF line ends and a CRLF at the end.
+ */
 function iisPage(heading: string, text: string): string {
-  return (
-    '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\r\n' +
-    '<html xmlns="http://www.w3.org/1999/xhtml">\r\n<head>\r\n' +
-    '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>\r\n' +
-    `<title>${heading}</title>\r\n</head>\r\n<body>\r\n` +
-    '<div id="header"><h1>Server Error</h1></div>\r\n<div id="content">\r\n' +
-    ' <div class="content-container"><fieldset>\r\n' +
-    `  <h2>${heading}</h2>\r\n` +
-    `  <h3>${text}</h3>\r\n` +
-    ' </fieldset></div>\r\n</div>\r\n</body>\r\n</html>\r\n'
-  );
+  return [
+    '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">',
+    '<html xmlns="http://www.w3.org/1999/xhtml">',
+    '<head>',
+    '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"/>',
+    `<title>${heading}</title>`,
+    '<style type="text/css">',
+    '<!--',
+    'body{margin:0;font-size:.7em;font-family:Verdana, Arial, Helvetica, sans-serif;background:#EEEEEE;}',
+    'fieldset{padding:0 15px 10px 15px;} ',
+    'h1{font-size:2.4em;margin:0;color:#FFF;}',
+    'h2{font-size:1.7em;margin:0;color:#CC0000;} ',
+    'h3{font-size:1.2em;margin:10px 0 0 0;color:#000000;} ',
+    '#header{width:96%;margin:0 0 0 0;padding:6px 2% 6px 2%;font-family:"trebuchet MS", Verdana, sans-serif;color:#FFF;',
+    'background-color:#555555;}',
+    '#content{margin:0 0 0 2%;position:relative;}',
+    '.content-container{background:#FFF;width:96%;margin-top:8px;padding:10px;position:relative;}',
+    '-->',
+    '</style>',
+    '</head>',
+    '<body>',
+    '<div id="header"><h1>Server Error</h1></div>',
+    '<div id="content">',
+    ' <div class="content-container"><fieldset>',
+    `  <h2>${heading}</h2>`,
+    `  <h3>${text}</h3>`,
+    ' </fieldset></div>',
+    '</div>',
+    '</body>',
+    '</html>',
+    '',
+  ].join('\r\n');
 }
 
-const IIS_NOT_FOUND = iisPage(
+const iis = (status: number, heading: string, text: string, headers?: Record<string, string>): HostError => ({
+  status,
+  contentType: 'text/html',
+  body: iisPage(heading, text),
+  ...(headers === undefined ? {} : { headers }),
+});
+
+const IIS_NOT_FOUND: HostError = iis(
+  404,
   '404 - File or directory not found.',
   'The resource you are looking for might have been removed, had its name changed, or is temporarily unavailable.',
 );
 
 export const HostErrors = {
-  /** A malformed %-escape or a character a URL may not hold. */
+  /** A malformed %-escape, a control character, a `..` above the root or an over-long segment. */
   invalidUrl: () => httpSysPage(400, 'Bad Request', 'Bad Request - Invalid URL', 'The request URL is invalid.'),
   badRequest: () => httpSysPage(400, 'Bad Request', 'Bad Request', 'The request is badly formed.'),
   /**
@@ -215,12 +250,29 @@ export const HostErrors = {
   unavailable: () => httpSysPage(503, 'Service Unavailable', 'Service Unavailable', 'The service is unavailable.'),
   /** A client that did not send its whole request in time (http.sys's entity-body and header timers). */
   timeout: () => httpSysPage(408, 'Request Timeout', 'Request Timeout', 'The request timed out.'),
-  /** Request filtering's 404.14 (URL too long) and 404.15 (query string too long), as a remote client sees them. */
-  filtered: (): HostError => ({ status: 404, contentType: 'text/html', body: IIS_NOT_FOUND }),
+  /** Request filtering's refusals: 404.14 (URL too long), 404.15 (query string too long), 404.11 (double escaping). */
+  filtered: (): HostError => IIS_NOT_FOUND,
+  /** No such file: IIS's static file handler, for every path that names nothing ASP.NET serves (404.0). */
+  notFound: (): HostError => IIS_NOT_FOUND,
+  /** The application's directory, which has no default document and no directory listing (403.14). */
+  forbidden: (): HostError =>
+    iis(403, '403 - Forbidden: Access is denied.', 'You do not have permission to view this directory or page using the credentials that you supplied.'),
+  /**
+   * A method the handler mappings give to no one but the static file handler (PUT, DELETE, an unknown
+   * one), on a file or directory that exists (405.0): the static file handler's Allow with it.
+   */
+  methodNotAllowed: (): HostError =>
+    iis(405, '405 - HTTP verb used to access this page is not allowed.', 'The page you are looking for cannot be displayed because an invalid method (HTTP verb) was used to attempt access.', {
+      Allow: 'GET, HEAD, OPTIONS, TRACE',
+    }),
+  /** TRACE: IIS's TRACEVerbHandler (ProtocolSupportModule) does not echo the request. */
+  notImplemented: (): HostError =>
+    iis(
+      501,
+      '501 - Header values specify a method that is not implemented.',
+      'The page you are looking for cannot be displayed because a header value in the request does not match certain configuration settings on the Web server. For example, a request header might specify a POST to a static file that cannot be posted to, or specify a Transfer-Encoding value that cannot make use of compression.',
+    ),
   /** IIS's reverse proxy (ARR) when the server behind it gives no answer: what a legacy-first front answers then. */
-  badGateway: (): HostError => ({
-    status: 502,
-    contentType: 'text/html',
-    body: iisPage('502 - Web server received an invalid response while acting as a gateway or proxy server.', 'There is a problem with the page you are looking for, and it cannot be displayed. When the Web server (while acting as a gateway or proxy) contacted the upstream content server, it received an invalid response from the content server.'),
-  }),
+  badGateway: (): HostError =>
+    iis(502, '502 - Web server received an invalid response while acting as a gateway or proxy server.', 'There is a problem with the page you are looking for, and it cannot be displayed. When the Web server (while acting as a gateway or proxy) contacted the upstream content server, it received an invalid response from the content server.'),
 } as const;

@@ -5,9 +5,10 @@ import { escapeMarkup, htmlEncode } from '../basics/escape';
 /**
  * ASP.NET's runtime error page as a remote client sees it (customErrors RemoteOnly, the default):
  * the same generic page whatever went wrong, without the error's text. ASMX ends this way where
- * ASP.NET, not the service, refuses a request: a method no protocol accepts on a service page (405)
- * and a URL naming no operation it can serve, such as HEAD on `/X.asmx/Op` or an empty `/X.asmx/`
- * ("Request format is unrecognized for URL unexpectedly ending in ...", 500).
+ * ASP.NET, not the service, refuses a request: a method no protocol accepts on a service page (405),
+ * a URL naming no operation it can serve, such as HEAD on `/X.asmx/Op` or an empty `/X.asmx/`
+ * ("Request format is unrecognized for URL unexpectedly ending in ...", 500), a path request
+ * validation refuses (400). A 404 has a page of its own, which names the path.
  */
 
 const CRLF = '\r\n';
@@ -46,19 +47,33 @@ const STYLE = [
   '         }',
 ];
 
-/** The page for an application at `virtualPath` ('/' at the site root, else the virtual directory). */
-export function runtimeErrorPage(virtualPath: string): string {
+/**
+ * ErrorFormatter.GetHtmlErrorMessage's frame as a remote client gets it (no version footer): the
+ * application's heading, the error's title, its description, and what follows.
+ */
+function errorFrame(virtualPath: string, title: string, description: string, details: string): string {
   return (
-    `<!DOCTYPE html>${CRLF}<html>${CRLF}    <head>${CRLF}        <title>Runtime Error</title>${CRLF}` +
+    `<!DOCTYPE html>${CRLF}<html>${CRLF}    <head>${CRLF}        <title>${title}</title>${CRLF}` +
     `        <meta name="viewport" content="width=device-width" />${CRLF}        <style>${CRLF}` +
     STYLE.map((line) => line + CRLF).join('') +
     `        </style>${CRLF}    </head>${CRLF}${CRLF}    <body bgcolor="white">${CRLF}${CRLF}` +
     `            <span><H1>Server Error in '${escapeMarkup(virtualPath)}' Application.<hr width=100% size=1 color=silver></H1>${CRLF}${CRLF}` +
-    `            <h2> <i>Runtime Error</i> </h2></span>${CRLF}${CRLF}` +
+    `            <h2> <i>${title}</i> </h2></span>${CRLF}${CRLF}` +
     `            <font face="Arial, Helvetica, Geneva, SunSans-Regular, sans-serif ">${CRLF}${CRLF}` +
-    '            <b> Description: </b>An application error occurred on the server. The current custom error settings for this application ' +
-    'prevent the details of the application error from being viewed remotely (for security reasons). It could, however, be viewed by ' +
-    `browsers running on the local server machine.${CRLF}            <br><br>${CRLF}${CRLF}` +
+    `            <b> Description: </b>${description}${CRLF}            <br><br>${CRLF}${CRLF}` +
+    details +
+    `            </font>${CRLF}${CRLF}    </body>${CRLF}</html>${CRLF}`
+  );
+}
+
+/** The page for an application at `virtualPath` ('/' at the site root, else the virtual directory). */
+export function runtimeErrorPage(virtualPath: string): string {
+  return errorFrame(
+    virtualPath,
+    'Runtime Error',
+    'An application error occurred on the server. The current custom error settings for this application ' +
+      'prevent the details of the application error from being viewed remotely (for security reasons). It could, however, be viewed by ' +
+      'browsers running on the local server machine.',
     box(
       'Details',
       'To enable the details of this specific error message to be viewable on remote machines, please create a <customErrors> tag within a ' +
@@ -66,20 +81,45 @@ export function runtimeErrorPage(virtualPath: string): string {
         'have its "mode" attribute set to "Off".',
       configSample('<customErrors mode="Off"/>'),
     ) +
-    box(
-      'Notes',
-      'The current error page you are seeing can be replaced by a custom error page by modifying the "defaultRedirect" attribute of the ' +
-        "application's <customErrors> configuration tag to point to a custom error page URL.",
-      configSample('<customErrors mode="RemoteOnly" defaultRedirect="mycustompage.htm"/>'),
-    ) +
-    `            </font>${CRLF}${CRLF}    </body>${CRLF}</html>${CRLF}`
+      box(
+        'Notes',
+        'The current error page you are seeing can be replaced by a custom error page by modifying the "defaultRedirect" attribute of the ' +
+          "application's <customErrors> configuration tag to point to a custom error page URL.",
+        configSample('<customErrors mode="RemoteOnly" defaultRedirect="mycustompage.htm"/>'),
+      ),
   );
 }
 
-export type ErrorPageSender = (res: Response, status: 405 | 500) => void;
+/**
+ * PageNotFoundErrorFormatter: ASP.NET's 404, which it shows remote clients too (CanBeShownToAllUsers),
+ * naming the path asked for (Request.Path, HTML-encoded). Its description is FormatPlainTextAsHtml's:
+ * the second of two spaces as `&nbsp;`.
+ */
+export function notFoundPage(virtualPath: string, requestPath: string): string {
+  return errorFrame(
+    virtualPath,
+    'The resource cannot be found.',
+    'HTTP 404. The resource you are looking for (or one of its dependencies) could have been removed, had its name changed, or is ' +
+      'temporarily unavailable. &nbsp;Please review the following URL and make sure that it is spelled correctly.',
+    `            <b> Requested URL: </b>${escapeMarkup(requestPath)}<br><br>${CRLF}${CRLF}`,
+  );
+}
 
-/** Sends the page, compiled once for the application's virtual path. */
-export function createErrorPage(basePath: string): ErrorPageSender {
-  const page = Buffer.from(runtimeErrorPage(basePath === '' ? '/' : basePath), 'utf8');
-  return (res, status) => send(res, status, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'private' }, page);
+/**
+ * The answers ASP.NET gives where it, not the service, refuses a request: the runtime error page with
+ * the status of the refusal (400, 405, 500), and the 404 page.
+ */
+export interface ErrorPages {
+  (res: Response, status: 400 | 405 | 500): void;
+  notFound(res: Response, requestPath: string): void;
+}
+
+const HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'private' };
+
+/** The pages, the runtime error page compiled once, for the application's virtual path. */
+export function createErrorPage(basePath: string): ErrorPages {
+  const virtualPath = basePath === '' ? '/' : basePath;
+  const page = Buffer.from(runtimeErrorPage(virtualPath), 'utf8');
+  const runtimeError = (res: Response, status: 400 | 405 | 500) => send(res, status, HEADERS, page);
+  return Object.assign(runtimeError, { notFound: (res: Response, requestPath: string) => send(res, 404, HEADERS, notFoundPage(virtualPath, requestPath)) });
 }

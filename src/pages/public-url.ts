@@ -15,7 +15,7 @@ export function serviceUrl(
   endpoint: string,
 ): string {
   if (cfg.publicUrl !== null) return `${cfg.publicUrl}/${findEndpoint(endpoint)?.name ?? endpoint}.asmx`;
-  // The path as the client spelled it (IIS matches it without regard to case but keeps it).
+  // The path as IIS hands it to ASP.NET (Request.Url's): decoded and made canonical, in the client's case.
   const asmx = /^.*?\.asmx/i.exec(pathOf(req))?.[0] ?? `${cfg.basePath}/${endpoint}.asmx`;
-  return `${requestScheme(req, cfg.trustProxy)}://${requestHost(req, cfg.trustProxy)}${asmx}`;
+  return `${requestScheme(req, cfg.trustProxy)}://${requestHost(req, cfg.trustProxy)}${encodeURI(asmx)}`;
 }

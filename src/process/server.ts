@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { createApp } from '../app';
+import { hostRules, unknownMethodAnswer } from '../app/iis';
 import type { Config } from '../config';
 import { type Console, createConsole } from '../console';
 import { createShadow, type Shadow } from '../shadow';
@@ -58,7 +59,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   // Each batch of comparisons settled is added to the verdict's totals in the store as it comes: exact across restarts.
   const shadow = createShadow(config, (batch) => store.addShadowTotals(batch), relay);
   const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
-  const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app));
+  const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app), unknownMethodAnswer(hostRules(config.basePath, config.limits)));
   const connections = drainable(server);
 
   let admin: http.Server | null = null;

@@ -3,7 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
-import { pathOf, type RequestLine, routeReader } from '../contract/route';
+import { type RequestLine, routeReader } from '../contract/route';
+import { targetOf } from '../contract/url';
 import { ByteBudget, heldBodiesLimit } from './budget';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, type Settled } from './copier';
 import { readable } from './sent';
@@ -24,11 +25,13 @@ export function forwardable(raw: readonly string[], drop: readonly string[]): st
 }
 
 /**
- * A dot segment or a backslash: IIS folds them before it routes (`/AboutUs.asmx/../AuthCodeSending.asmx/AuthCode`
- * is AuthCode there), where this service routes the path as written. The legacy host would read such
- * a path as another URL, perhaps an operation with effects.
+ * A dot segment or a backslash, as sent or %-escaped: IIS folds them before it routes
+ * (`/AboutUs.asmx/../AuthCodeSending.asmx/AuthCode` is AuthCode there), and so does this service
+ * (contract/url.ts); such a URL is not copied all the same, its path being another than it reads (the
+ * copier moves it under the legacy site's directory by its length), perhaps an operation with effects.
  */
 const READ_OTHERWISE_BY_IIS = /(?:^|[/\\])\.\.?(?:[/\\]|$)|\\/;
+const dotsAndSlashes = (rawPath: string) => rawPath.replace(/%2e/gi, '.').replace(/%5c/gi, '\\').replace(/%2f/gi, '/');
 
 /**
  * Whether a request may be copied at all: routed to an endpoint as the service routes it
@@ -44,7 +47,7 @@ export function copyRule(basePath: string, include: ReadonlySet<string>): (req: 
     const url = req.url ?? '';
     if (!url.startsWith('/') || url.slice(0, base.length).toLowerCase() !== base) return false;
     const route = routeOf(req);
-    if (route === null || READ_OTHERWISE_BY_IIS.test(decodeURIComponent(pathOf(req)))) return false;
+    if (route === null || READ_OTHERWISE_BY_IIS.test(dotsAndSlashes(targetOf(req).rawPath))) return false;
     if (route.endpoint.operations.every((o) => o.effects !== true || include.has(o.name))) return true;
     // Any POST, or any /X.asmx/Op, might run the operation: only the service pages are copied.
     return route.kind === 'page';

@@ -33,7 +33,13 @@ export function behindRefusal(req: http.IncomingMessage): boolean {
   return true;
 }
 
-export function createServer(limits: Limits, handler: http.RequestListener): http.Server {
+/**
+ * What to answer a request whose method node's parser does not know (DEBUG, any other token), from
+ * the bytes refused and where the parser stopped in them; null: http.sys's 400.
+ */
+export type UnknownMethodAnswer = (raw: Buffer, at: number) => HostError | null;
+
+export function createServer(limits: Limits, handler: http.RequestListener, unknownMethod?: UnknownMethodAnswer): http.Server {
   // Refused before anything else sees it (the app, shadowing's copies, the request log), as http.sys
   // refuses it before IIS does: what the parser would have refused had it counted Host lines.
   const listener: http.RequestListener = (req, res) => {
@@ -71,7 +77,7 @@ export function createServer(limits: Limits, handler: http.RequestListener): htt
     if (!declaredTooLarge(req, limits.maxBodyBytes) && !hasTwoHosts(req)) res.writeContinue();
     server.emit('request', req, res);
   });
-  server.on('clientError', answerClientError);
+  server.on('clientError', (err: ParserError, socket: Duplex) => answerClientError(err, socket, unknownMethod));
   // CONNECT asks for a tunnel, which this server is not: http.sys's answer to a request it will not serve.
   server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => answerClientError(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket));
   return server;
@@ -81,10 +87,15 @@ interface ParserError extends Error {
   code?: string;
   /** The bytes being parsed when the parser gave up. */
   rawPacket?: Buffer;
+  /** How far into them it got. */
+  bytesParsed?: number;
 }
 
-function hostErrorFor(err: ParserError): HostError {
+function hostErrorFor(err: ParserError, unknownMethod: UnknownMethodAnswer | undefined): HostError {
   switch (err.code) {
+    case 'HPE_INVALID_METHOD':
+      // http.sys takes any method that is a token; IIS's handlers decide what it gets.
+      return (err.rawPacket !== undefined && unknownMethod?.(err.rawPacket, err.bytesParsed ?? 0)) || HostErrors.badRequest();
     case 'HPE_HEADER_OVERFLOW':
       // Still in the request line (no line break seen): the URL is what is too long.
       return err.rawPacket !== undefined && !err.rawPacket.includes(0x0a) ? HostErrors.urlTooLong() : HostErrors.headersTooLong();
@@ -98,7 +109,7 @@ function hostErrorFor(err: ParserError): HostError {
   }
 }
 
-function answerClientError(err: ParserError, socket: Duplex): void {
+function answerClientError(err: ParserError, socket: Duplex, unknownMethod?: UnknownMethodAnswer): void {
   // The parser reports every later chunk of a refused connection again; it is answered once.
   if (answered.has(socket)) return;
   answered.add(socket);
@@ -107,10 +118,11 @@ function answerClientError(err: ParserError, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  const page = hostErrorFor(err);
+  const page = hostErrorFor(err, unknownMethod);
+  const extra = Object.entries(page.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   const head =
     `HTTP/1.1 ${page.status} ${http.STATUS_CODES[page.status] ?? ''}\r\n` +
-    `Content-Type: ${page.contentType}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\n` +
+    `Content-Type: ${page.contentType}\r\n${extra}Date: ${new Date().toUTCString()}\r\nConnection: close\r\n` +
     `Content-Length: ${Buffer.byteLength(page.body)}\r\n\r\n`;
   socket.end(head + page.body);
   linger(socket);

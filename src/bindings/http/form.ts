@@ -2,6 +2,7 @@ import type { Request } from '../../transport/types';
 import { Errors } from '../../basics/errors';
 import { type Charset, charsetNamed, UTF8 } from '../../basics/charset';
 import { ValueCollection } from './values';
+import { targetOf } from '../../contract/url';
 
 /**
  * The parameters of HTTP GET (the query string) and HTTP POST (a form body) as ASP.NET reads them
@@ -12,8 +13,11 @@ import { ValueCollection } from './values';
 export function parametersOf(req: Request, maxKeys: number): ValueCollection {
   if (req.method === 'GET') return queryStringOf(req, maxKeys);
   const contentType = req.headers['content-type'] ?? '';
-  const media = contentType.split(';')[0].trim().toLowerCase();
-  if (media !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
+  // ContentType.MatchesBase (Scalars.cs): what precedes the first `;`, untrimmed, without regard to
+  // case; so `application/x-www-form-urlencoded ; charset=utf-8` is no form.
+  const semi = contentType.indexOf(';');
+  const media = semi === -1 ? contentType : contentType.slice(0, semi);
+  if (media.toLowerCase() !== 'application/x-www-form-urlencoded') throw Errors.requestFormatInvalid(contentType);
   const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   return ValueCollection.parse(body, contentEncoding(req), 'Form', maxKeys).validate('Form');
 }
@@ -21,11 +25,10 @@ export function parametersOf(req: Request, maxKeys: number): ValueCollection {
 /** Request.QueryString, validated: what an operation's GET and the service page read. */
 export function queryStringOf(req: Request, maxKeys: number): ValueCollection {
   const encoding = contentEncoding(req);
-  const q = req.url.indexOf('?');
   // The query string is never read as UTF-16: UTF-8 instead (HttpRequest.QueryStringEncoding).
   const queryEncoding = encoding.name === 'utf-16le' ? UTF8 : encoding;
-  // Node hands the request line over byte for byte as latin1 characters.
-  const query = Buffer.from(q === -1 ? '' : req.url.slice(q + 1), 'latin1');
+  // Node hands the request line over byte for byte as latin1 characters; http.sys drops a fragment.
+  const query = Buffer.from(targetOf(req).query, 'latin1');
   return ValueCollection.parse(query, queryEncoding, 'QueryString', maxKeys).validate('QueryString');
 }
 
