@@ -98,6 +98,19 @@ const refusedConnections = new client.Counter({
 // Shown from the start: an alert on its rate needs the series before the first refusal.
 refusedConnections.inc({ reason: 'per_address' }, 0);
 
+const workerEnded = new client.Counter({
+  name: 'asmx_connections_worker_ended_total',
+  help: 'Connections a cluster worker had been handed when it ended (or its channel closed), by outcome: handed_again (not yet taken, so unread: another worker serves them), closed (open in it: they closed with it; or, while stopping, nobody was left to take them)',
+  labelNames: ['outcome'] as const,
+  registers: [listenerRegistry],
+});
+for (const outcome of ['handed_again', 'closed'] as const) workerEnded.inc({ outcome }, 0);
+
+/** Counts connections a cluster worker had been handed when it ended (the primary's handover.ts). */
+export function countWorkerEnded(outcome: 'handed_again' | 'closed', connections: number): void {
+  if (connections > 0) workerEnded.inc({ outcome }, connections);
+}
+
 /** The per-address cap of the process that accepts connections, with its count and refusals in the metrics. */
 export function connectionCap(limits: ConnectionLimits): ConnectionCap {
   const cap = new ConnectionCap(limits, () => refusedConnections.inc({ reason: 'per_address' }));

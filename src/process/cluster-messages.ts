@@ -2,9 +2,10 @@ import type { Readiness } from './admin';
 
 /**
  * What the cluster primary and its workers say to each other over IPC (besides prom-client's own).
- * `connection` comes with the socket of a connection the primary accepted, numbered; the worker says
- * `closed` with that number once the connection has closed (the primary counts connections per
- * address, transport/connection-cap.ts).
+ * `connection` comes with the native handle of a connection the primary accepted, numbered; the
+ * worker says `taken` with that number before it reads the connection, and `closed` once it has
+ * closed (the primary keeps its own copy until `taken`, and counts connections per address until
+ * `closed`: handover.ts, transport/connection-cap.ts).
  */
 export type ToWorker =
   | { type: 'shutdown' }
@@ -15,4 +16,5 @@ export type ToPrimary =
   | { type: 'serving' }
   | ({ type: 'readyz'; id: number } & Readiness)
   | { type: 'metrics'; id: number; text: string }
+  | { type: 'taken'; connection: number }
   | { type: 'closed'; connection: number };
