@@ -33,7 +33,10 @@ interface Outcomes {
 function once(port: number, into: Outcomes): Promise<void> {
   return new Promise((resolve) => {
     const sent = Date.now();
+    let settled = false;
     const done = (record: () => void) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       record();
       resolve();
@@ -47,7 +50,7 @@ function once(port: number, into: Outcomes): Promise<void> {
     });
     req.on('error', (e: NodeJS.ErrnoException) => done(() => (e.code === 'ECONNRESET' ? (into.closed += 1) : into.wrong.push(e.code ?? e.message))));
     const timer = setTimeout(() => {
-      into.hung.push(`no answer nor close ${Date.now() - sent} ms after it was sent`);
+      done(() => into.hung.push(`no answer nor close ${Date.now() - sent} ms after it was sent`));
       req.destroy();
     }, HANG_MS);
   });
@@ -154,54 +157,6 @@ test('workers killed (kill -9 three times), dying of an uncaught exception and o
   await until('every connection is counted out', async () => (await metric(s, 'asmx_connections_open')) === 0, 10_000);
 }, 180_000);
 
-test('WORKERS=2: connections opened while a stop closes the listener and never used are handed over before the workers stop, closed after the idle grace, and the stop exits 0', async () => {
-  const s = await service({ env: { WORKERS: '2', SHUTDOWN_TIMEOUT_MS: '60000' } });
-  const idle: net.Socket[] = [];
-  const closed: number[] = [];
-  let refused = false;
-  let signalled = false;
-  // A new idle connection every 10 ms until one is refused: the listener holds those of its last second.
-  while (!refused) {
-    await new Promise<void>((resolve) => {
-      const socket = net.connect({ port: s.port, host: '127.0.0.1' });
-      socket.once('connect', () => {
-        idle.push(socket);
-        socket.once('close', () => closed.push(idle.indexOf(socket)));
-        resolve();
-      });
-      socket.once('error', () => {
-        refused = true;
-        resolve();
-      });
-    });
-    if (idle.length === 20 && !signalled) {
-      signalled = true;
-      s.proc.kill('SIGTERM');
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  // Every one closed by the service (none used), and the workers did not wait for them.
-  expect(await s.exited).toEqual({ code: 0, signal: null });
-  await until('every idle connection is closed', () => closed.length === idle.length);
-  expect(idle.length).toBeGreaterThan(20);
-}, 90_000);
-
-test('a draining server without a listener of its own (a cluster worker) closes a connection handed to it after the drain began once it is idle, rather than holding it until the time-out', async () => {
-  const peer = net.createServer();
-  await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
-  const accepted = new Promise<net.Socket>((resolve) => peer.once('connection', resolve));
-  const client = net.connect({ port: (peer.address() as net.AddressInfo).port, host: '127.0.0.1' });
-  const clientClosed = new Promise<void>((resolve) => client.once('close', () => resolve()));
-  client.on('error', () => undefined);
-  const server = http.createServer();
-  const drained = drainable(server).drain(20_000);
-  // Handed over once the drain had begun: the worker took it a moment after its stop (handover.ts).
-  server.emit('connection', await accepted);
-  await expect(drained).resolves.toBeUndefined();
-  await clientClosed;
-  peer.close();
-});
-
 test('connections handed to a worker that never took them (stopped, then killed) are answered by the other worker; the primary held them meanwhile, and none after', async () => {
   const s = await service({ env: { WORKERS: '2' } });
   const [stuck] = workersOf(s);
@@ -255,23 +210,6 @@ test('connections a worker had taken (idle keep-alives) close at once with it, t
   await until('every connection is counted out', async () => (await metric(s, 'asmx_connections_open')) === 0);
 }, 60_000);
 
-test('while stopping, connections a dead worker had not taken are closed, not handed to a worker that is draining; the stop ends', async () => {
-  const s = await service({ env: { WORKERS: '2' } });
-  const [stuck, other] = workersOf(s);
-  process.kill(stuck!, 'SIGSTOP');
-  const outcomes = noOutcomes();
-  const requests = Promise.all(Array.from({ length: 4 }, () => once(s.port, outcomes)));
-  await until('the other worker answered its 2', () => outcomes.answered === 2);
-  s.proc.kill('SIGTERM');
-  // The other worker was told to stop: the primary hands nothing more.
-  await s.waitFor((l) => l.msg === 'stopping' && l.pid === other);
-  process.kill(stuck!, 'SIGKILL');
-  await requests;
-  expect(outcomes).toEqual({ answered: 2, closed: 2, hung: [], wrong: [] });
-  // A worker was killed: the stop says so.
-  expect(await s.exited).toEqual({ code: 1, signal: null });
-}, 60_000);
-
 test('a worker whose channel closed while it lives on is handed nothing more: what could not be sent to it goes to the other worker', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-kills-'));
   const how = path.join(dir, 'how');
@@ -296,3 +234,68 @@ test('a worker whose channel closed while it lives on is handed nothing more: wh
   expect(tcpOn(s.proc.pid!, s.port)).toBe(0);
   expect(await metric(s, 'asmx_connections_open')).toBe(0);
 }, 60_000);
+
+test('while stopping, connections a dead worker had not taken are closed, not handed to a worker that is draining; the stop ends', async () => {
+  const s = await service({ env: { WORKERS: '2' } });
+  const [stuck, other] = workersOf(s);
+  process.kill(stuck!, 'SIGSTOP');
+  const outcomes = noOutcomes();
+  const requests = Promise.all(Array.from({ length: 4 }, () => once(s.port, outcomes)));
+  await until('the other worker answered its 2', () => outcomes.answered === 2);
+  s.proc.kill('SIGTERM');
+  // The other worker was told to stop: the primary hands nothing more.
+  await s.waitFor((l) => l.msg === 'stopping' && l.pid === other);
+  process.kill(stuck!, 'SIGKILL');
+  await requests;
+  expect(outcomes).toEqual({ answered: 2, closed: 2, hung: [], wrong: [] });
+  // A worker was killed: the stop says so.
+  expect(await s.exited).toEqual({ code: 1, signal: null });
+}, 60_000);
+
+test('WORKERS=2: connections opened while a stop closes the listener and never used are handed over before the workers stop, closed after the idle grace, and the stop exits 0', async () => {
+  const s = await service({ env: { WORKERS: '2', SHUTDOWN_TIMEOUT_MS: '60000' } });
+  const idle: net.Socket[] = [];
+  const closed: number[] = [];
+  let refused = false;
+  let signalled = false;
+  // A new idle connection every 10 ms until one is refused: the listener holds those of its last second.
+  while (!refused) {
+    await new Promise<void>((resolve) => {
+      const socket = net.connect({ port: s.port, host: '127.0.0.1' });
+      socket.once('connect', () => {
+        idle.push(socket);
+        socket.once('close', () => closed.push(idle.indexOf(socket)));
+        resolve();
+      });
+      socket.once('error', () => {
+        refused = true;
+        resolve();
+      });
+    });
+    if (idle.length === 20 && !signalled) {
+      signalled = true;
+      s.proc.kill('SIGTERM');
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // Every one closed by the service (none used), and the workers did not wait for them.
+  expect(await s.exited).toEqual({ code: 0, signal: null });
+  await until('every idle connection is closed', () => closed.length === idle.length);
+  expect(idle.length).toBeGreaterThan(20);
+}, 90_000);
+
+test('a draining server without a listener of its own (a cluster worker) closes a connection handed to it after the drain began once it is idle, rather than holding it until the time-out', async () => {
+  const peer = net.createServer();
+  await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+  const accepted = new Promise<net.Socket>((resolve) => peer.once('connection', resolve));
+  const client = net.connect({ port: (peer.address() as net.AddressInfo).port, host: '127.0.0.1' });
+  const clientClosed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+  client.on('error', () => undefined);
+  const server = http.createServer();
+  const drained = drainable(server).drain(20_000);
+  // Handed over once the drain had begun: the worker took it a moment after its stop (handover.ts).
+  server.emit('connection', await accepted);
+  await expect(drained).resolves.toBeUndefined();
+  await clientClosed;
+  peer.close();
+});
