@@ -1,3 +1,4 @@
+import { execFileSync } from 'child_process';
 import fs from 'fs';
 import http from 'http';
 import net from 'net';
@@ -110,6 +111,8 @@ const servedBy = (s: Service) => new Set(s.lines.filter((l) => l.msg === 'reques
 const workersOf = (s: Service): number[] => fs.readFileSync(`/proc/${s.proc.pid}/task/${s.proc.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
 const HANDED_AGAIN = 'asmx_connections_worker_ended_total{outcome="handed_again"}';
 const CLOSED_WITH = 'asmx_connections_worker_ended_total{outcome="closed"}';
+const NOT_RECEIVED = 'asmx_connections_not_received_total{outcome="handed_again"}';
+const NOT_RECEIVED_CLOSED = 'asmx_connections_not_received_total{outcome="closed"}';
 const noOutcomes = (): Outcomes => ({ answered: 0, closed: 0, hung: [], wrong: [] });
 
 test('workers killed (kill -9 three times), dying of an uncaught exception and out of memory under new-connection load: no request hangs, the primary keeps no socket, the count returns to 0', async () => {
@@ -232,6 +235,45 @@ test('a worker whose channel closed while it lives on is handed nothing more: wh
   }
   await s.waitFor((l) => l.msg === 'worker died; starting another' && l.workerPid === cut);
   expect(tcpOn(s.proc.pid!, s.port)).toBe(0);
+  expect(await metric(s, 'asmx_connections_open')).toBe(0);
+}, 60_000);
+
+/** The lowest descriptor number `pid` has free: with its limit there, it can open no descriptor. */
+function lowestFree(pid: number): number {
+  const open = new Set(fs.readdirSync(`/proc/${pid}/fd`).map(Number));
+  let fd = 0;
+  while (open.has(fd)) fd += 1;
+  return fd;
+}
+
+test('a worker with no descriptor free, which the handles sent to it cannot reach, says so: each connection goes to the other worker, and is closed only when 3 workers in a row missed it; it serves again once it can', async () => {
+  const s = await service({ env: { WORKERS: '2' } });
+  const [full] = workersOf(s);
+  // The soft limit only: raising it back needs no privilege.
+  const soft = /^Max open files\s+(\d+)/m.exec(fs.readFileSync(`/proc/${full}/limits`, 'utf8'))![1];
+  execFileSync('prlimit', [`--pid=${full}`, `--nofile=${lowestFree(full!)}:`]);
+  const outcomes = noOutcomes();
+  for (let i = 0; i < 6; i += 1) await once(s.port, outcomes);
+  expect(outcomes).toEqual({ answered: 6, closed: 0, hung: [], wrong: [] });
+  expect(await metric(s, NOT_RECEIVED)).toBeGreaterThan(0);
+  expect(servedBy(s).has(full!)).toBe(false);
+  // Descriptors again: it takes its turn.
+  execFileSync('prlimit', [`--pid=${full}`, `--nofile=${soft}:`]);
+  for (let i = 0; i < 4; i += 1) await once(s.port, outcomes);
+  expect(outcomes).toEqual({ answered: 10, closed: 0, hung: [], wrong: [] });
+  // Its request line follows its answer.
+  await until('it served one of them', () => servedBy(s).has(full!));
+  // Neither can take one: missed three times, it is closed rather than held.
+  expect(await metric(s, NOT_RECEIVED_CLOSED)).toBe(0);
+  const both = workersOf(s);
+  for (const pid of both) execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${lowestFree(pid)}:`]);
+  await once(s.port, outcomes);
+  expect(outcomes).toEqual({ answered: 10, closed: 1, hung: [], wrong: [] });
+  expect(await metric(s, NOT_RECEIVED_CLOSED)).toBe(1);
+  for (const pid of both) execFileSync('prlimit', [`--pid=${pid}`, `--nofile=${soft}:`]);
+  await once(s.port, outcomes);
+  expect(outcomes.answered).toBe(11);
+  await until('the primary holds no client connection', () => tcpOn(s.proc.pid!, s.port) === 0);
   expect(await metric(s, 'asmx_connections_open')).toBe(0);
 }, 60_000);
 

@@ -5,7 +5,7 @@ import type { Readiness } from './admin';
  * `connection` comes with the native handle of a connection the primary accepted, numbered; the
  * worker says `taken` with that number before it reads the connection, and `closed` once it has
  * closed (the primary keeps its own copy until `taken`, and counts connections per address until
- * `closed`: handover.ts, transport/connection-cap.ts).
+ * `closed`: handover.ts, transport/connection-cap.ts), or `missed` when the handle did not reach it.
  */
 export type ToWorker =
   | { type: 'shutdown' }
@@ -17,4 +17,5 @@ export type ToPrimary =
   | ({ type: 'readyz'; id: number } & Readiness)
   | { type: 'metrics'; id: number; text: string }
   | { type: 'taken'; connection: number }
+  | { type: 'missed'; connection: number }
   | { type: 'closed'; connection: number };

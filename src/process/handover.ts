@@ -1,7 +1,7 @@
 import type { SendHandle } from 'node:child_process';
 import type { Worker } from 'node:cluster';
 import net from 'node:net';
-import { countWorkerEnded } from '../app/metrics';
+import { countNotReceived, countWorkerEnded } from '../app/metrics';
 import { type ConnectionCap, Handovers, type Untaken } from '../transport/connection-cap';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 
@@ -24,7 +24,13 @@ import type { ToPrimary, ToWorker } from './cluster-messages';
  * taken by then was never read, and goes to another worker (or waits for one) with its place in the
  * per-address count. One it had taken closed with it: the kernel closes a connection with its last
  * descriptor, at once, which its client sees as a reset or an end.
+ *
+ * A handle that does not reach the worker (it has no descriptor free, and the kernel drops it) is not
+ * sent again by Node when it is a native handle: the worker says `missed`, and the connection goes to
+ * the next worker, closed only once MAX_MISSES workers in a row missed it (Node's own retries for a socket).
  */
+const MAX_MISSES = 3;
+
 export class Handout {
   /** The workers that serve, in turn. */
   readonly serving: Worker[] = [];
@@ -35,6 +41,7 @@ export class Handout {
   /** Once the workers are told to stop, a connection is no longer handed to one (it would never be read). */
   private stopped = false;
   private turn = 0;
+  private readonly misses = new WeakMap<net.Socket, number>();
 
   constructor(private readonly cap: ConnectionCap) {}
 
@@ -61,6 +68,18 @@ export class Handout {
     if (m.type === 'taken') this.handovers.taken(worker, m.connection)?.destroy();
     // Closed without being taken: the worker got no handle (Node sends none for a socket already closed).
     else if (m.type === 'closed') this.handovers.closed(worker, m.connection)?.destroy();
+    else if (m.type === 'missed') this.missed(worker, m.connection);
+  }
+
+  private missed(worker: Worker, id: number): void {
+    const back = this.handovers.withdraw(worker, id);
+    if (back === undefined) return;
+    const misses = (this.misses.get(back.copy) ?? 0) + 1;
+    this.misses.set(back.copy, misses);
+    const outcome = misses < MAX_MISSES ? 'handed_again' : 'closed';
+    countNotReceived(outcome);
+    if (outcome === 'closed') close(back);
+    else this.dispatch(back);
   }
 
   /** `worker` has ended, and every word it wrote has been read (its process's 'close'). */

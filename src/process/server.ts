@@ -83,6 +83,11 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
       if (!process.connected) return serveIt();
       process.send?.({ type: 'taken', connection } satisfies ToPrimary, undefined, undefined, serveIt);
     };
+    // A connection whose handle did not reach this worker (no descriptor free: the kernel drops it)
+    // never comes as a message; Node tells only the primary's Node, which sends a native handle once.
+    (process as NodeJS.EventEmitter).on('internalMessage', (m: { cmd?: string; msg?: ToWorker }, handle?: unknown) => {
+      if (m.cmd === 'NODE_HANDLE' && handle == null && m.msg?.type === 'connection') send({ type: 'missed', connection: m.msg.connection });
+    });
     process.on('message', (m: ToWorker, handle?: unknown) => {
       if (m.type === 'connection') take(m.connection, handle);
       else if (m.type === 'shutdown') stop('primary');
