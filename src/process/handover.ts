@@ -38,7 +38,10 @@ export class Handout {
   private readonly waiting: Untaken<net.Socket>[] = [];
   /** While the listener closes, connections are held here, handed over once it has closed. */
   private held: Untaken<net.Socket>[] | null = null;
-  /** Once the workers are told to stop, a connection is no longer handed to one (it would never be read). */
+  /**
+   * Once the workers are told to stop, a connection a dead worker had not taken is closed rather than
+   * handed again: the others are draining, and may have ended before they would take it.
+   */
   private stopped = false;
   private turn = 0;
   private readonly misses = new WeakMap<net.Socket, number>();

@@ -70,7 +70,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
     const send = (m: ToPrimary) => void (process.connected && process.send?.(m, undefined, undefined, () => undefined));
     const take = (connection: number, handle: unknown) => {
       // The primary counts the connection against its address until told it closed.
-      if (handle === undefined) return send({ type: 'closed', connection });
+      if (handle == null) return send({ type: 'closed', connection });
       // Wrapped (and so read) only once `taken` is written: a connection this worker had not taken
       // when it died was never read, and the primary hands it to another worker (handover.ts).
       // Should the primary be gone, the connection is served all the same while this worker stops.
