@@ -277,22 +277,42 @@ describe('the count (transport/connection-cap.ts)', () => {
     expect(admitted(new ConnectionCap(limits(1, ''), () => undefined), '127.0.0.1', 3)).toBe(1);
   });
 
-  test('handed-over connections are released by the word closed, by their holder ending, never twice', () => {
+  test('handed-over connections: released by the word closed or their holder ending, never twice; one its holder ended without taking comes back with its ticket', () => {
     const cap = new ConnectionCap(limits(10), () => undefined);
-    const handedOver = new Handovers<string>();
-    const ids = ['w1', 'w1', 'w2', 'w2'].map((w) => [w, handedOver.add(w, cap.admit('192.0.2.1')!)] as const);
-    expect(cap.open).toBe(4);
-    handedOver.closed('w1', ids[0]![1]);
-    handedOver.closed('w1', ids[0]![1]);
+    const handedOver = new Handovers<string, string>();
+    const hand = (holder: string, copy: string) => handedOver.add(holder, copy, cap.admit('192.0.2.1')!);
+    const [a, b, c, d, e] = [hand('w1', 'a'), hand('w1', 'b'), hand('w2', 'c'), hand('w2', 'd'), hand('w2', 'e')];
+    expect(cap.open).toBe(5);
+    // Taken: the sender's copy, once, to close; the ticket stays with the holder.
+    expect([handedOver.taken('w1', a!), handedOver.taken('w1', a!), handedOver.taken('w2', b!)]).toEqual(['a', undefined, undefined]);
+    expect(handedOver.closed('w1', a!)).toBeUndefined();
+    handedOver.closed('w1', a!);
     // A word from the wrong holder (or a late one) changes nothing.
-    handedOver.closed('w2', ids[1]![1]);
+    handedOver.closed('w2', b!);
+    expect(cap.open).toBe(4);
+    // Closed before it was taken (the holder got no handle): the copy comes back to be closed.
+    expect(handedOver.closed('w1', b!)).toBe('b');
     expect(cap.open).toBe(3);
-    handedOver.gone('w2');
+    // A handover that failed: back with its ticket, for another holder; then it is no longer w2's.
+    handedOver.taken('w2', c!);
+    expect(handedOver.withdraw('w2', c!)).toBeUndefined();
+    const back = handedOver.withdraw('w2', d!)!;
+    expect(back.copy).toBe('d');
+    expect(handedOver.withdraw('w2', d!)).toBeUndefined();
+    // w2 ends: c (taken) closed with it; e (not taken) comes back, its ticket still counted.
+    const gone = handedOver.gone('w2');
+    expect([gone.closed, gone.untaken.map((u) => u.copy)]).toEqual([1, ['e']]);
+    expect(cap.open).toBe(2);
+    expect(handedOver.gone('w2')).toEqual({ closed: 0, untaken: [] });
+    handedOver.closed('w2', e!);
+    expect(cap.open).toBe(2);
+    // Handed again, each to a new holder, and released there once.
+    const again = [handedOver.add('w3', back.copy, back.ticket), handedOver.add('w3', gone.untaken[0]!.copy, gone.untaken[0]!.ticket)];
+    again.forEach((id) => handedOver.taken('w3', id));
+    handedOver.closed('w3', again[0]!);
     expect(cap.open).toBe(1);
-    handedOver.closed('w2', ids[2]![1]);
-    handedOver.gone('w2');
-    expect(cap.open).toBe(1);
-    handedOver.gone('w1');
+    handedOver.gone('w3');
+    back.ticket.release();
     expect(cap.open).toBe(0);
   });
 });

@@ -146,6 +146,34 @@ export function countAdminRefusal(reason: 'host' | 'two_hosts'): void {
   adminRefused.inc({ reason });
 }
 
+const workerEnded = new client.Counter({
+  name: 'asmx_connections_worker_ended_total',
+  help: 'Connections a cluster worker had been handed when it ended (or its channel closed), by outcome: handed_again (not yet taken, so unread: another worker serves them), closed (open in it: they closed with it; or, while stopping, nobody was left to take them)',
+  labelNames: ['outcome'] as const,
+  registers: [listenerRegistry],
+});
+for (const outcome of ['handed_again', 'closed'] as const) workerEnded.inc({ outcome }, 0);
+
+const notReceived = new client.Counter({
+  name: 'asmx_connections_not_received_total',
+  help: 'Connections whose handle did not reach the cluster worker they were handed to (it had no descriptor free), by outcome: handed_again (to the next worker), closed (missed by 3 in a row)',
+  labelNames: ['outcome'] as const,
+  registers: [listenerRegistry],
+});
+for (const outcome of ['handed_again', 'closed'] as const) notReceived.inc({ outcome }, 0);
+
+export type HandoverOutcome = 'handed_again' | 'closed';
+
+/** Counts connections a cluster worker had been handed when it ended (the primary's handover.ts). */
+export function countWorkerEnded(outcome: HandoverOutcome, connections: number): void {
+  if (connections > 0) workerEnded.inc({ outcome }, connections);
+}
+
+/** Counts a connection whose handle did not reach its worker (the primary's handover.ts). */
+export function countNotReceived(outcome: HandoverOutcome): void {
+  notReceived.inc({ outcome });
+}
+
 /** The per-address cap of the process that accepts connections, with its count and refusals in the metrics. */
 export function connectionCap(limits: ConnectionLimits, shed?: (key: string) => boolean): ConnectionCap {
   const cap = new ConnectionCap(limits, () => refusedConnections.inc({ reason: 'per_address' }), shed);

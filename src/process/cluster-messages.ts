@@ -3,10 +3,12 @@ import type { Readiness } from './admin';
 
 /**
  * What the cluster primary and its workers say to each other over IPC (besides prom-client's own).
- * `connection` comes with the socket of a connection the primary accepted, numbered; the worker says
- * `closed` with that number once the connection has closed (the primary counts connections per
- * address, transport/connection-cap.ts). `shadow-log` carries a line of the differences log, which
- * the primary writes for every worker, and `shadow-logged` what became of it (shadow/log-relay.ts).
+ * `connection` comes with the native handle of a connection the primary accepted, numbered; the
+ * worker says `taken` with that number before it reads the connection, and `closed` once it has
+ * closed (the primary keeps its own copy until `taken`, and counts connections per address until
+ * `closed`: handover.ts, transport/connection-cap.ts), or `missed` when the handle did not reach it.
+ * `shadow-log` carries a line of the differences log, which the primary writes for every worker,
+ * and `shadow-logged` what became of it (shadow/log-relay.ts).
  */
 export type ToWorker =
   | { type: 'shutdown' }
@@ -18,5 +20,7 @@ export type ToPrimary =
   | { type: 'serving' }
   | ({ type: 'readyz'; id: number } & Readiness)
   | { type: 'metrics'; id: number; text: string }
+  | { type: 'taken'; connection: number }
+  | { type: 'missed'; connection: number }
   | { type: 'closed'; connection: number }
   | LogLine;

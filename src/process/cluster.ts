@@ -13,7 +13,7 @@ import { adminHosts } from './admin-hosts';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 import { ADMIN_LISTENER, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
-import { Handovers, type Ticket } from '../transport/connection-cap';
+import { Handout } from './handover';
 import { openStoreOrExit } from './server';
 import { Restarts, RESTART_POLICY } from './restarts';
 import { isStopping, markStopping } from './shutdown';
@@ -42,8 +42,9 @@ const EXIT_MARGIN_MS = 2000;
  * first (new connections are refused, as by a single process) before any worker drains. With the
  * shared handle the port stays open until the last worker has closed, and connections accepted in
  * that window are reset. Holding the socket, it also caps the connections per client address
- * (transport/connection-cap.ts) before any worker sees one; each worker says when a connection it
- * was handed closes, and a worker's end releases all of its.
+ * (transport/connection-cap.ts) before any worker sees one; each worker says when it has taken a
+ * connection and when that connection closes. A worker that dies leaves nothing hanging: what it had
+ * not taken goes to another worker, what it had taken closed with it (handover.ts).
  */
 export async function runPrimary(config: Config): Promise<void> {
   // Migrations run here, once, before any worker opens the file; the counts are for the start line.
@@ -52,53 +53,15 @@ export async function runPrimary(config: Config): Promise<void> {
   const counts = await store.counts();
   if (config.adminPort === 0) await store.close();
 
-  const serving: Worker[] = [];
-  const waiting: { socket: net.Socket; ticket: Ticket }[] = [];
-  let turn = 0;
   let announced = false;
   let exitCode = 0;
-  const cap = connectionCap(config.connections);
-  const handedOver = new Handovers<Worker>();
-  /** While the listener closes, connections are held here, handed over once it has closed. */
-  let held: { socket: net.Socket; ticket: Ticket }[] | null = null;
+  const handout = new Handout(connectionCap(config.connections));
+  const { serving } = handout;
+  /** Workers forked whose process has not yet closed (exited, and its channel read to the end). */
+  const alive = new Set<Worker>();
 
-  const listener = net.createServer({ pauseOnConnect: true }, accept);
+  const listener = net.createServer({ pauseOnConnect: true }, (socket) => handout.accept(socket));
   const port = await listenOrExit(listener, config.port, config.host, SERVICE_LISTENER);
-
-  function accept(socket: net.Socket): void {
-    const ticket = cap.admit(socket.remoteAddress);
-    if (ticket === null) return void socket.destroy();
-    dispatch(socket, ticket);
-  }
-
-  function dispatch(socket: net.Socket, ticket: Ticket): void {
-    if (held !== null) {
-      held.push({ socket, ticket });
-      return;
-    }
-    if (serving.length === 0) {
-      waiting.push({ socket, ticket });
-      return;
-    }
-    const worker = serving[turn++ % serving.length]!;
-    const connection = handedOver.add(worker, ticket);
-    worker.send({ type: 'connection', connection } satisfies ToWorker, socket, (err) => {
-      if (err === null) return;
-      handedOver.closed(worker, connection);
-      // The worker died between its turn and the handover: another one takes the connection,
-      // counted afresh (the worker's end may have released it already).
-      if (!socket.destroyed) {
-        remove(worker);
-        accept(socket);
-      }
-    });
-  }
-
-  function remove(worker: Worker): boolean {
-    const at = serving.indexOf(worker);
-    if (at >= 0) serving.splice(at, 1);
-    return at >= 0;
-  }
 
   // The one writer of the differences log: workers send their lines here (shadow/log-relay.ts).
   const differences = config.shadow?.log != null ? writeForWorkers(config.shadow.log, { maxBytes: config.shadow.logMaxBytes, keepFree: config.shadow.logKeepFree }) : null;
@@ -108,46 +71,57 @@ export async function runPrimary(config: Config): Promise<void> {
   const pending = new Set<NodeJS.Timeout>();
   const fork = () => {
     const worker = cluster.fork();
+    alive.add(worker);
     let steady: NodeJS.Timeout | undefined;
+    /** Whether it started: said it serves (it may have been taken out of the turn since). */
+    let served = false;
     worker.on('message', (m: ToPrimary) => {
-      if (m.type === 'closed') handedOver.closed(worker, m.connection);
+      handout.heard(worker, m);
       if (m.type === 'shadow-log') differences?.take(m, (answer) => worker.isConnected() && worker.send(answer satisfies ToWorker, undefined, () => undefined));
       if (m.type !== 'serving') return;
-      serving.push(worker);
+      served = true;
+      handout.serve(worker);
       restarts.started();
       steady = setTimeout(() => restarts.steady(), RESTART_POLICY.steadyMs).unref();
-      for (const { socket, ticket } of waiting.splice(0)) dispatch(socket, ticket);
       if (!announced && serving.length === config.workers) {
         announced = true;
         log.info(startLine(config, port, counts, config.workers), { sms: smsSummary(config.sms) });
       }
     });
-    worker.once('exit', () => clearTimeout(steady));
+    // No connection more for a worker that exited; what it was handed is settled once its channel is
+    // read to the end (its process's 'close', always after 'exit'), and the worker replaced then.
+    worker.once('exit', () => {
+      clearTimeout(steady);
+      handout.retire(worker);
+    });
+    worker.process.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      alive.delete(worker);
+      handout.ended(worker);
+      ended(worker, served, code, signal);
+    });
   };
 
-  cluster.on('exit', (worker, code, signal) => {
-    handedOver.gone(worker);
-    const wasServing = remove(worker);
+  function ended(worker: Worker, served: boolean, code: number | null, signal: NodeJS.Signals | null): void {
     if (isStopping()) {
       if (code !== 0) exitCode = 1;
-      if (Object.keys(cluster.workers ?? {}).length === 0) finish();
+      if (alive.size === 0) finish();
       return;
     }
-    const inMs = restarts.exited(wasServing, serving.length);
+    const inMs = restarts.exited(served, serving.length);
     const fields = { workerPid: worker.process.pid, exitCode: code, signal };
     if (inMs === null) {
       log.error('workers keep failing to start and none is serving; stopping', { ...fields, failedStarts: restarts.failures });
       exitCode = 1;
       return stopAll('workers fail to start');
     }
-    if (wasServing) log.warn('worker died; starting another', { ...fields, inMs });
+    if (served) log.warn('worker died; starting another', { ...fields, inMs });
     else log.error('a worker failed to start; starting another', { ...fields, failedStarts: restarts.failures, inMs });
     const timer = setTimeout(() => {
       pending.delete(timer);
       fork();
     }, inMs);
     pending.add(timer);
-  });
+  }
 
   let admin: http.Server | null = null;
   let cutover: Console | null = null;
@@ -175,7 +149,7 @@ export async function runPrimary(config: Config): Promise<void> {
     log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, drainDelayMs: config.drainDelayMs, killAfterMs });
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      for (const worker of alive) worker.process.kill('SIGKILL');
       exitCode = 1;
       finish();
     }, killAfterMs).unref();
@@ -189,19 +163,13 @@ export async function runPrimary(config: Config): Promise<void> {
    */
   async function closeThenStopWorkers(): Promise<void> {
     if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
-    held = [];
-    // The sockets closeListener returns are these; `held` has them with their connection-cap tickets.
+    handout.hold();
+    // The sockets closeListener returns are those the handout holds, with their connection-cap tickets.
     await closeListener(listener);
-    const closed = held;
-    held = null;
-    for (const { socket, ticket } of closed) dispatch(socket, ticket);
-    // Still waiting for a worker that will not come now.
-    for (const { socket, ticket } of waiting.splice(0)) {
-      socket.destroy();
-      ticket.release();
-    }
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.send({ type: 'shutdown' } satisfies ToWorker);
-    if (Object.keys(cluster.workers ?? {}).length === 0) finish();
+    handout.release();
+    // A worker that is going away is not told (the send fails): it ends all the same.
+    for (const worker of alive) worker.send({ type: 'shutdown' } satisfies ToWorker, undefined, undefined, () => undefined);
+    if (alive.size === 0) finish();
   }
 
   function finish(): void {
@@ -217,7 +185,7 @@ export async function runPrimary(config: Config): Promise<void> {
   onStopSignals({
     stop: stopAll,
     exitNow: () => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      for (const worker of alive) worker.process.kill('SIGKILL');
       process.exit(1);
     },
     watchNpm: true,
@@ -266,6 +234,7 @@ function question<T>(worker: Worker, message: ToWorker & { id: number }, answer:
       resolve(value);
     };
     worker.on('message', onMessage);
-    worker.send(message);
+    // A worker going away cannot answer: `otherwise`, after the wait.
+    worker.send(message, undefined, undefined, () => undefined);
   });
 }

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type net from 'node:net';
 import { createApp } from '../app';
 import { hostRules, unknownMethodAnswer } from '../app/iis';
 import type { Config } from '../config';
@@ -20,6 +19,7 @@ import { log } from '../basics/log';
 import { connectionCap, scrape, scrapeOnly, watchStore } from '../app/metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
 import { type ToPrimary, type ToWorker } from './cluster-messages';
+import { socketOf } from './handover';
 import { onStopSignals } from './signals';
 import { startLine } from './start-line';
 
@@ -74,14 +74,29 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
     // The primary listens and hands each connection over (see cluster.ts for why).
     // Once the primary is gone a send fails; that failure is not this worker's to crash on.
     const send = (m: ToPrimary) => void (process.connected && process.send?.(m, undefined, undefined, () => undefined));
-    process.on('message', (m: ToWorker, socket?: net.Socket) => {
-      if (m.type === 'connection') {
-        // The primary counts the connection against its address until told it closed.
-        if (socket === undefined) return send({ type: 'closed', connection: m.connection });
-        socket.once('close', () => send({ type: 'closed', connection: m.connection }));
+    const take = (connection: number, handle: unknown) => {
+      // The primary counts the connection against its address until told it closed.
+      if (handle == null) return send({ type: 'closed', connection });
+      // Wrapped (and so read) only once `taken` is written: a connection this worker had not taken
+      // when it died was never read, and the primary hands it to another worker (handover.ts).
+      // Should the primary be gone, the connection is served all the same while this worker stops.
+      const serveIt = () => {
+        const socket = socketOf(handle);
+        socket.once('close', () => send({ type: 'closed', connection }));
         server.emit('connection', socket);
         socket.resume();
-      } else if (m.type === 'shutdown') stop('primary');
+      };
+      if (!process.connected) return serveIt();
+      process.send?.({ type: 'taken', connection } satisfies ToPrimary, undefined, undefined, serveIt);
+    };
+    // A connection whose handle did not reach this worker (no descriptor free: the kernel drops it)
+    // never comes as a message; Node tells only the primary's Node, which sends a native handle once.
+    (process as NodeJS.EventEmitter).on('internalMessage', (m: { cmd?: string; msg?: ToWorker }, handle?: unknown) => {
+      if (m.cmd === 'NODE_HANDLE' && handle == null && m.msg?.type === 'connection') send({ type: 'missed', connection: m.msg.connection });
+    });
+    process.on('message', (m: ToWorker, handle?: unknown) => {
+      if (m.type === 'connection') take(m.connection, handle);
+      else if (m.type === 'shutdown') stop('primary');
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
       else if (m.type === 'metrics?') void scrapeOnly(m.names).then((text) => send({ type: 'metrics', id: m.id, text }));
       else if (m.type === 'shadow-logged') relay?.written(m);

@@ -46,7 +46,10 @@ export function drainable(server: http.Server): Drainable {
   const connections = new Map<net.Socket, ConnectionState>();
   let closing = false;
   server.on('connection', (socket: net.Socket) => {
-    connections.set(socket, { busy: 0, idleSince: Date.now(), res: null, held: closing });
+    // Held only while a listener of its own closes: a cluster worker has none, and a connection its
+    // primary handed over just before the stop (taken a moment later: handover.ts) is served, then
+    // closed once idle like the others, never kept until the time-out.
+    connections.set(socket, { busy: 0, idleSince: Date.now(), res: null, held: closing && server.listening });
     socket.once('close', () => connections.delete(socket));
   });
   // Before the app's listener, which may answer synchronously.

@@ -110,37 +110,80 @@ export function capConnections(server: net.Server, cap: ConnectionCap): void {
   });
 }
 
-/**
- * Connections admitted by a cap and handed to another process (a cluster worker), which says when
- * each one closes. Each ticket is released once: by that word, by a handover that failed, or when its
- * holder ends (a worker that crashes says nothing; without this its connections would count forever).
- */
-export class Handovers<Holder> {
-  private next = 0;
-  private readonly held = new Map<Holder, Map<number, Ticket>>();
+/** A connection handed over, not yet taken: the sender's copy of it, with its place in the count. */
+export interface Untaken<Copy> {
+  copy: Copy;
+  ticket: Ticket;
+}
 
-  /** Records a connection about to be handed to `holder`; the id travels with it and comes back closed. */
-  add(holder: Holder, ticket: Ticket): number {
+/**
+ * Connections admitted by a cap and handed to other processes (cluster workers), in two steps. Handed,
+ * a connection is the sender's still: it keeps its own copy until the holder says it has taken it, and
+ * the holder reads nothing before saying so (process/handover.ts). So a holder that ends before taking
+ * it read none of it, and its copy goes to another holder with its ticket. Taken, the sender's copy is
+ * given back to be closed (the holder's stays open), and the ticket waits for the word closed or the
+ * holder's end (a worker that crashes says nothing; without this its connections would count forever).
+ * Each ticket is released exactly once, whatever the order of these words; a word about a connection
+ * the holder does not hold (late, repeated, from another holder) changes nothing.
+ */
+export class Handovers<Holder, Copy> {
+  private next = 0;
+  private readonly held = new Map<Holder, Map<number, { ticket: Ticket; copy: Copy | null }>>();
+
+  /** Records a connection about to be handed to `holder`; its id travels with it and comes back. */
+  add(holder: Holder, copy: Copy, ticket: Ticket): number {
     const id = ++this.next;
-    let tickets = this.held.get(holder);
-    if (tickets === undefined) this.held.set(holder, (tickets = new Map()));
-    tickets.set(id, ticket);
+    let connections = this.held.get(holder);
+    if (connections === undefined) this.held.set(holder, (connections = new Map()));
+    connections.set(id, { ticket, copy });
     return id;
   }
 
-  /** The holder closed connection `id`, or never got it. */
-  closed(holder: Holder, id: number): void {
-    const tickets = this.held.get(holder);
-    if (tickets === undefined) return;
-    tickets.get(id)?.release();
-    tickets.delete(id);
-    // A holder that ended while a handover to it was failing is not kept for good.
-    if (tickets.size === 0) this.held.delete(holder);
+  /** The holder has connection `id`: the sender's copy, to be closed (once; then undefined). */
+  taken(holder: Holder, id: number): Copy | undefined {
+    const connection = this.held.get(holder)?.get(id);
+    if (connection === undefined || connection.copy === null) return undefined;
+    const { copy } = connection;
+    connection.copy = null;
+    return copy;
   }
 
-  /** The holder ended: every connection it held closed with it. */
-  gone(holder: Holder): void {
-    for (const ticket of this.held.get(holder)?.values() ?? []) ticket.release();
+  /** The holder closed connection `id`, or never got it: released; a copy never taken is returned, to be closed. */
+  closed(holder: Holder, id: number): Copy | undefined {
+    const connections = this.held.get(holder);
+    const connection = connections?.get(id);
+    if (connections === undefined || connection === undefined) return undefined;
+    connection.ticket.release();
+    connections.delete(id);
+    if (connections.size === 0) this.held.delete(holder);
+    return connection.copy ?? undefined;
+  }
+
+  /** The handover of `id` failed (the holder never got it): the connection back, for another holder. */
+  withdraw(holder: Holder, id: number): Untaken<Copy> | undefined {
+    const connections = this.held.get(holder);
+    const connection = connections?.get(id);
+    if (connections === undefined || connection?.copy == null) return undefined;
+    connections.delete(id);
+    if (connections.size === 0) this.held.delete(holder);
+    return { copy: connection.copy, ticket: connection.ticket };
+  }
+
+  /**
+   * The holder ended: the connections it had taken closed with it (released, and counted in `closed`);
+   * those it had not are returned with their tickets, for another holder.
+   */
+  gone(holder: Holder): { closed: number; untaken: Untaken<Copy>[] } {
+    const untaken: Untaken<Copy>[] = [];
+    let closed = 0;
+    for (const { ticket, copy } of this.held.get(holder)?.values() ?? []) {
+      if (copy !== null) untaken.push({ copy, ticket });
+      else {
+        ticket.release();
+        closed += 1;
+      }
+    }
     this.held.delete(holder);
+    return { closed, untaken };
   }
 }

@@ -1,0 +1,146 @@
+import type { SendHandle } from 'node:child_process';
+import type { Worker } from 'node:cluster';
+import net from 'node:net';
+import { countNotReceived, countWorkerEnded } from '../app/metrics';
+import { type ConnectionCap, Handovers, type Untaken } from '../transport/connection-cap';
+import type { ToPrimary, ToWorker } from './cluster-messages';
+
+/**
+ * How the cluster primary hands accepted connections to its workers, so that a worker that dies
+ * (kill -9, an uncaught exception, out of memory) leaves no connection hanging and no descriptor behind.
+ *
+ * Node's own way, a net.Socket given to send(), does not do for a worker that may die. The primary's
+ * copy is closed as soon as it is sent, and the sends queued behind it wait for the worker's
+ * acknowledgement: when the worker dies first, those connections are neither served nor closed (their
+ * clients wait out their own time-out), and their descriptors stay in the primary for good, held by
+ * Node's queue where nothing can close them. And the receiving process wraps the connection and
+ * starts reading it before its message handler runs, so no word from the worker could say whether it
+ * had read a request. So the primary sends the socket's native handle, as Node's cluster module does
+ * with its own round-robin connections (`net.Native`): that leaves the primary's socket open. The
+ * worker first says `taken`, and wraps the handle (and so reads) only once that word is written to
+ * its channel; then the primary closes its copy (the worker's descriptor keeps the connection open).
+ *
+ * A worker's channel is read to its end before its process says `close`: a connection it had not
+ * taken by then was never read, and goes to another worker (or waits for one) with its place in the
+ * per-address count. One it had taken closed with it: the kernel closes a connection with its last
+ * descriptor, at once, which its client sees as a reset or an end.
+ *
+ * A handle that does not reach the worker (it has no descriptor free, and the kernel drops it) is not
+ * sent again by Node when it is a native handle: the worker says `missed`, and the connection goes to
+ * the next worker, closed only once MAX_MISSES workers in a row missed it (Node's own retries for a socket).
+ */
+const MAX_MISSES = 3;
+
+export class Handout {
+  /** The workers that serve, in turn. */
+  readonly serving: Worker[] = [];
+  private readonly handovers = new Handovers<Worker, net.Socket>();
+  private readonly waiting: Untaken<net.Socket>[] = [];
+  /** While the listener closes, connections are held here, handed over once it has closed. */
+  private held: Untaken<net.Socket>[] | null = null;
+  /**
+   * Once the workers are told to stop, a connection a dead worker had not taken is closed rather than
+   * handed again: the others are draining, and may have ended before they would take it.
+   */
+  private stopped = false;
+  private turn = 0;
+  private readonly misses = new WeakMap<net.Socket, number>();
+
+  constructor(private readonly cap: ConnectionCap) {}
+
+  accept(socket: net.Socket): void {
+    const ticket = this.cap.admit(socket.remoteAddress);
+    if (ticket === null) return void socket.destroy();
+    this.dispatch({ copy: socket, ticket });
+  }
+
+  /** `worker` serves: connections waiting for one go to the workers. */
+  serve(worker: Worker): void {
+    this.serving.push(worker);
+    for (const connection of this.waiting.splice(0)) this.dispatch(connection);
+  }
+
+  /** `worker` gets no more connections (it exited, or a send to it failed). */
+  retire(worker: Worker): void {
+    const at = this.serving.indexOf(worker);
+    if (at >= 0) this.serving.splice(at, 1);
+  }
+
+  /** A worker's word about a connection it was handed. */
+  heard(worker: Worker, m: ToPrimary): void {
+    if (m.type === 'taken') this.handovers.taken(worker, m.connection)?.destroy();
+    // Closed without being taken: the worker got no handle (Node sends none for a socket already closed).
+    else if (m.type === 'closed') this.handovers.closed(worker, m.connection)?.destroy();
+    else if (m.type === 'missed') this.missed(worker, m.connection);
+  }
+
+  private missed(worker: Worker, id: number): void {
+    const back = this.handovers.withdraw(worker, id);
+    if (back === undefined) return;
+    const misses = (this.misses.get(back.copy) ?? 0) + 1;
+    this.misses.set(back.copy, misses);
+    const outcome = misses < MAX_MISSES ? 'handed_again' : 'closed';
+    countNotReceived(outcome);
+    if (outcome === 'closed') close(back);
+    else this.dispatch(back);
+  }
+
+  /** `worker` has ended, and every word it wrote has been read (its process's 'close'). */
+  ended(worker: Worker): void {
+    this.retire(worker);
+    const { closed, untaken } = this.handovers.gone(worker);
+    countWorkerEnded('closed', closed);
+    countWorkerEnded(this.stopped ? 'closed' : 'handed_again', untaken.length);
+    for (const connection of untaken) this.dispatch(connection);
+  }
+
+  /** The listener is closing: connections are held until `release`. */
+  hold(): void {
+    this.held = [];
+  }
+
+  /**
+   * The listener has closed: the connections held go to the workers (before the workers are told to
+   * stop, so each is read first), those waiting for a worker are closed (none will come now), and
+   * from now on a connection a dead worker had not taken is closed.
+   */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const connection of held) this.dispatch(connection);
+    for (const connection of this.waiting.splice(0)) close(connection);
+    this.stopped = true;
+  }
+
+  private dispatch(connection: Untaken<net.Socket>): void {
+    if (this.held !== null) return void this.held.push(connection);
+    const handle = handleOf(connection.copy);
+    if (this.stopped || handle === null) return close(connection);
+    if (this.serving.length === 0) return void this.waiting.push(connection);
+    const worker = this.serving[this.turn++ % this.serving.length]!;
+    const id = this.handovers.add(worker, connection.copy, connection.ticket);
+    worker.send({ type: 'connection', connection: id } satisfies ToWorker, handle, (err) => {
+      // Not written (the worker is disconnecting): it never got it, another worker does.
+      const back = err === null ? undefined : this.handovers.withdraw(worker, id);
+      if (back === undefined) return;
+      this.retire(worker);
+      countWorkerEnded('handed_again', 1);
+      this.dispatch(back);
+    });
+  }
+}
+
+function close({ copy, ticket }: Untaken<net.Socket>): void {
+  copy.destroy();
+  ticket.release();
+}
+
+/** An accepted socket's native handle, to send as is (null once the socket is destroyed). */
+function handleOf(socket: net.Socket): SendHandle | null {
+  return (socket as unknown as { _handle: SendHandle | null })._handle;
+}
+
+/** A worker's socket for a handle the primary sent (what Node's cluster module does with its own). */
+export function socketOf(handle: unknown): net.Socket {
+  return new net.Socket({ handle, readable: true, writable: true } as net.SocketConstructorOpts);
+}
