@@ -36,7 +36,7 @@ const PACED = Symbol('paced connection');
  * request would make a burst of new connections wait a second or more to be accepted; a few at a
  * time keep each turn short, and the rest go on, in order, on the next.
  */
-const TURNS_AT_ONCE = 16;
+const TURNS_AT_ONCE = 4;
 const turns: Connection[] = [];
 let turnsScheduled = false;
 
