@@ -55,7 +55,7 @@ export async function runPrimary(config: Config): Promise<void> {
 
   let announced = false;
   let exitCode = 0;
-  const handout = new Handout(connectionCap(config.connections));
+  const handout = new Handout(connectionCap(config.connections), config.connections.perAddress);
   const { serving } = handout;
   /** Workers forked whose process has not yet closed (exited, and its channel read to the end). */
   const alive = new Set<Worker>();

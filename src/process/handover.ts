@@ -30,6 +30,8 @@ import type { ToPrimary, ToWorker } from './cluster-messages';
  * the next worker, closed only once MAX_MISSES workers in a row missed it (Node's own retries for a socket).
  */
 const MAX_MISSES = 3;
+/** How long a worker may take to say whether it closed an idle connection (one that does not: no). */
+const SHED_ASK_MS = 1000;
 
 export class Handout {
   /** The workers that serve, in turn. */
@@ -45,13 +47,50 @@ export class Handout {
   private stopped = false;
   private turn = 0;
   private readonly misses = new WeakMap<net.Socket, number>();
+  private questions = 0;
+  /** Workers asked to close an idle connection, by question: what to do with their answer. */
+  private readonly asked = new Map<number, (closed: boolean) => void>();
+  /** Connections waiting for such an answer, by address. */
+  private readonly shedding = new Map<string, number>();
 
-  constructor(private readonly cap: ConnectionCap) {}
+  constructor(
+    private readonly cap: ConnectionCap,
+    private readonly perAddress: number,
+  ) {}
 
   accept(socket: net.Socket): void {
-    const ticket = this.cap.admit(socket.remoteAddress);
-    if (ticket === null) return void socket.destroy();
-    this.dispatch({ copy: socket, ticket });
+    const verdict = this.cap.check(socket.remoteAddress);
+    if (verdict === null) return void socket.destroy();
+    if ('full' in verdict) return this.shed(verdict.full, socket, this.handovers.holdersOf(verdict.full));
+    this.dispatch({ copy: socket, ticket: verdict });
+  }
+
+  /**
+   * An address at its cap: the workers holding its connections are asked in turn to close an idle one
+   * (transport/idle.ts), and the new connection, held unread meanwhile, is admitted once one did, or
+   * refused once none could. At most the cap's worth of an address's connections wait so.
+   */
+  private shed(key: string, socket: net.Socket, holders: Worker[]): void {
+    const worker = holders.shift();
+    if (worker === undefined || (this.shedding.get(key) ?? 0) >= this.perAddress) {
+      this.cap.refuse(key);
+      return void socket.destroy();
+    }
+    const id = ++this.questions;
+    this.shedding.set(key, (this.shedding.get(key) ?? 0) + 1);
+    const timer = setTimeout(() => answer(false), SHED_ASK_MS);
+    const answer = (closed: boolean) => {
+      if (!this.asked.delete(id)) return;
+      clearTimeout(timer);
+      const left = this.shedding.get(key)! - 1;
+      if (left > 0) this.shedding.set(key, left);
+      else this.shedding.delete(key);
+      if (socket.destroyed) return;
+      if (closed) this.dispatch({ copy: socket, ticket: this.cap.admitOver(key) });
+      else this.shed(key, socket, holders);
+    };
+    this.asked.set(id, answer);
+    worker.send({ type: 'shed?', id, key } satisfies ToWorker, undefined, undefined, (err) => err === null || answer(false));
   }
 
   /** `worker` serves: connections waiting for one go to the workers. */
@@ -72,6 +111,7 @@ export class Handout {
     // Closed without being taken: the worker got no handle (Node sends none for a socket already closed).
     else if (m.type === 'closed') this.handovers.closed(worker, m.connection)?.destroy();
     else if (m.type === 'missed') this.missed(worker, m.connection);
+    else if (m.type === 'shed') this.asked.get(m.id)?.(m.closed);
   }
 
   private missed(worker: Worker, id: number): void {

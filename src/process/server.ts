@@ -100,6 +100,8 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
       else if (m.type === 'metrics?') void scrapeOnly(m.names).then((text) => send({ type: 'metrics', id: m.id, text }));
       else if (m.type === 'shadow-logged') relay?.written(m);
+      // The primary's cap reached by an address: one of its idle connections here gives way.
+      else if (m.type === 'shed?') send({ type: 'shed', id: m.id, closed: idleConnections.evict(m.key) });
     });
     // The primary gone (killed outright): nobody is left to stop this worker.
     process.on('disconnect', () => {

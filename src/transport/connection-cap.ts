@@ -23,7 +23,14 @@ const LOG_MEMORY = 10_000;
 
 /** One admitted connection's place in the count, given back once it closes (again: no effect). */
 export interface Ticket {
+  /** Its client address's key (an IPv6 client's /64). */
+  readonly key: string;
   release(): void;
+}
+
+/** An address at its cap, whose connection waits while another process is asked to close an idle one. */
+export interface Full {
+  full: string;
 }
 
 export class ConnectionCap {
@@ -48,23 +55,39 @@ export class ConnectionCap {
 
   /**
    * Counts a new connection from `remoteAddress`, or returns null when it is to be closed at once:
-   * its address already holds the limit (counted and logged), or its peer is gone (no address).
+   * its address already holds the limit and has no idle connection to give way (counted and logged),
+   * or its peer is gone (no address).
    */
   admit(remoteAddress: string | undefined): Ticket | null {
+    const verdict = this.check(remoteAddress);
+    if (verdict === null || !('full' in verdict)) return verdict;
+    if (this.shed(verdict.full)) return this.admitOver(verdict.full);
+    this.refuse(verdict.full);
+    return null;
+  }
+
+  /**
+   * As admit, for a process whose connections' idleness another process knows (the cluster primary):
+   * an address at its cap is not refused here but returned, for its holders to be asked (admitOver
+   * once one closed an idle connection, else refuse).
+   */
+  check(remoteAddress: string | undefined): Ticket | Full | null {
     const address = remoteAddress === undefined ? null : canonicalAddress(remoteAddress);
     if (address === null) return null;
     const key = callerKey(address);
-    const held = this.counts.get(key) ?? 0;
     const { perAddress, exempt } = this.limits;
     // Exempt peers are counted too (the count is every open connection), never refused.
-    if (perAddress > 0 && held >= perAddress && !inRanges(address, exempt) && !this.shed(key)) {
-      this.refuse(key);
-      return null;
-    }
-    this.counts.set(key, held + 1);
+    if (perAddress > 0 && (this.counts.get(key) ?? 0) >= perAddress && !inRanges(address, exempt)) return { full: key };
+    return this.admitOver(key);
+  }
+
+  /** Counts a connection of `key` whatever its count: one of its idle ones is closing, and will be released. */
+  admitOver(key: string): Ticket {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     this.total += 1;
     let released = false;
     return {
+      key,
       release: () => {
         if (released) return;
         released = true;
@@ -76,7 +99,8 @@ export class ConnectionCap {
     };
   }
 
-  private refuse(key: string): void {
+  /** A connection of `key` closed unread: counted, and logged once a period per address. */
+  refuse(key: string): void {
     this.onRefused();
     const now = Date.now();
     const last = this.logged.get(key);
@@ -167,6 +191,17 @@ export class Handovers<Holder, Copy> {
     connections.delete(id);
     if (connections.size === 0) this.held.delete(holder);
     return { copy: connection.copy, ticket: connection.ticket };
+  }
+
+  /** The holders of connections of address `key` they have taken, those holding the most first. */
+  holdersOf(key: string): Holder[] {
+    const counted: [Holder, number][] = [];
+    for (const [holder, connections] of this.held) {
+      let n = 0;
+      for (const { ticket, copy } of connections.values()) if (copy === null && ticket.key === key) n += 1;
+      if (n > 0) counted.push([holder, n]);
+    }
+    return counted.sort((a, b) => b[1] - a[1]).map(([holder]) => holder);
   }
 
   /**
