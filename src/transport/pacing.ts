@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { addressKey, idleConnections } from './idle';
 
 /**
@@ -16,8 +16,9 @@ import { addressKey, idleConnections } from './idle';
  * So the parser is fed here, by slices of at most SLICE bytes, from what the socket read. Once a
  * request is whole and being answered, the rest stays unread: in the kernel (the socket's reading is
  * stopped), or in the one read that was already taken. Requests a slice held beyond the first wait
- * their turn (after an answer, the next runs on the event loop's next turn, so that every
- * connection gets one, and a new connection is accepted in between). Each connection then holds at
+ * their turn (after an answer, a connection with more to do waits for a turn of the event loop, a
+ * few connections a turn, so that every connection gets one and new connections are accepted in
+ * between). Each connection then holds at
  * most: one read of bytes, the requests of one slice, the answer being written and MAX_UNSENT_BYTES;
  * a client that takes nothing at all is closed by the send time-out (transport/server.ts).
  *
@@ -84,8 +85,10 @@ class Connection {
   /** Reading was stopped here (not by node, nor by a listener holding the connection). */
   private stopped = false;
   private turnTaken = false;
-  /** Its client address's key while it is idle between requests (idle.ts), else null. */
-  private idleAs: string | null = null;
+  /** Whether it is among its address's idle connections (idle.ts). */
+  private isIdle = false;
+  /** Its client address's key (idle.ts), read once. */
+  private key: string | null | undefined;
 
   constructor(
     private readonly socket: NodeSocket,
@@ -138,16 +141,16 @@ class Connection {
 
   /** Nothing asked on the connection now: it may give way to another of its address (idle.ts). */
   private idle(): void {
-    const key = addressKey(this.socket.remoteAddress);
-    if (key === null || this.closed) return;
-    this.idleAs = key;
-    idleConnections.add(key, this.socket);
+    if (this.key === undefined) this.key = addressKey(this.socket.remoteAddress);
+    if (this.key === null || this.closed) return;
+    this.isIdle = true;
+    idleConnections.add(this.key, this.socket);
   }
 
   private busy(): void {
-    if (this.idleAs === null) return;
-    idleConnections.remove(this.idleAs, this.socket);
-    this.idleAs = null;
+    if (!this.isIdle) return;
+    this.isIdle = false;
+    idleConnections.remove(this.key!, this.socket);
   }
 
   private received(chunk: Buffer): void {
