@@ -18,6 +18,19 @@ import { until } from './helpers/sms-gateway';
 const limits = loadConfig({}).limits;
 const GET = (id: string) => `GET /x?id=${id} HTTP/1.1\r\nHost: school.example\r\n\r\n`;
 
+/** A client connection from `from` that writes `requests` over and over as fast as it may, and reads nothing. */
+function pipeliner(port: number, requests: string | Buffer, from?: string): net.Socket {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress: from });
+  socket.on('error', () => undefined);
+  socket.pause();
+  const write = () => {
+    while (socket.writable && socket.write(requests));
+  };
+  socket.on('drain', write);
+  socket.once('connect', write);
+  return socket;
+}
+
 /** An in-process server (the service's own listener) whose handler answers on the next turn with `size` bytes. */
 async function listen(size: number): Promise<{ server: http.Server; port: number; started: () => number }> {
   let started = 0;
@@ -68,17 +81,8 @@ describe('pipelined requests', () => {
   it('a client that never reads: its requests are read only as fast as the kernel takes the answers, and few are held', async () => {
     // Answers of 64 KiB: the kernel's buffers of a loopback connection hold a few hundred at most.
     const { server, port, started } = await listen(64 * 1024);
-    const sockets = Array.from({ length: 4 }, () => net.connect(port, '127.0.0.1'));
     const flood = GET('flood').repeat(2000);
-    for (const socket of sockets) {
-      socket.on('error', () => undefined);
-      socket.pause();
-      const write = () => {
-        while (socket.writable && socket.write(flood));
-      };
-      socket.on('drain', write);
-      socket.once('connect', write);
-    }
+    const sockets = Array.from({ length: 4 }, () => pipeliner(port, flood));
     // Stalled: no request started for a second.
     for (let before = -1; started() !== before; ) {
       before = started();
@@ -131,17 +135,7 @@ async function flooded(from: string[], connections: number, seconds: number): Pr
   const start = rss();
   let most = start;
   const flood = Buffer.from(`GET ${TOKEN_PATH} HTTP/1.1\r\nHost: school.example\r\n\r\n`.repeat(200));
-  const attackers = Array.from({ length: connections }, (_, i) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress: from[i % from.length] });
-    socket.on('error', () => undefined);
-    socket.pause();
-    const write = () => {
-      while (socket.writable && socket.write(flood));
-    };
-    socket.on('drain', write);
-    socket.once('connect', write);
-    return socket;
-  });
+  const attackers = Array.from({ length: connections }, (_, i) => pipeliner(port, flood, from[i % from.length]));
   // A new connection every quarter second, each waiting for its answer on its own.
   const replies: Promise<number>[] = [];
   const end = Date.now() + seconds * 1000;
