@@ -3,6 +3,7 @@ import { faults, showActive } from './corpus-faults';
 import { fidelity } from './corpus-fidelity';
 import { type Case, Corpus, TEMPURI, withNamespace } from './corpus-kit';
 import { actionForms, protocolCases } from './corpus-site';
+import { soapReading } from './corpus-reading';
 import { lenientParsing, soapRouting } from './corpus-soap';
 
 export type { Case } from './corpus-kit';
@@ -23,6 +24,7 @@ export function buildCorpus(ns = TEMPURI): Case[] {
     httpGetAndPost(c);
     servicePages(c);
     fidelity(c);
+    soapReading(c);
     if (!ns.endsWith('/')) actionForms(c);
     return c.cases;
   });
