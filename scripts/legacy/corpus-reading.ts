@@ -197,10 +197,10 @@ export function soapReading(c: Corpus): void {
   c.soap12('content-type/soap12/action-malformed-body', PUSH, '<a', `${CT12}; action="${AP}GetTokenDevice"`);
   c.soap11('content-type/soap12-envelope-by-action-malformed', PUSH, `<soap:Envelope xmlns:soap="${SOAP12}"><soap:Body><a>`, action('GetTokenDevice'), CT11);
   c.add({
-    name: 'content-type/soap12/charset-quoted-utf-16',
+    name: 'content-type/soap11/charset-quoted-utf-16',
     method: 'POST',
     path: SCHOOL,
-    headers: { 'Content-Type': `application/soap+xml; charset="utf-16'` },
-    bodyBase64: Buffer.from(envelope(12, schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>49</show_active>`)), 'utf16le').toString('base64'),
+    headers: { 'Content-Type': `text/xml; charset="utf-16'`, SOAPAction: action('GetStudentSchool') },
+    bodyBase64: Buffer.from(envelope(11, schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>49</show_active>`)), 'utf16le').toString('base64'),
   });
 }
