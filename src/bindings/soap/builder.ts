@@ -81,15 +81,16 @@ const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 /** A refusal with .NET's message, position included. */
 export class Refused extends Error {}
 
-/** Thrown from an event to end the reading where ASMX's ends; the readers then take result(). */
+/** Thrown by scanEnvelope's sax handlers once the builder has stopped (throwing costs a microsecond: the quick reader checks `stopped` instead). */
 export class Stop extends Error {}
-const STOP = new Stop();
 
 const isBlank = (text: string) => /^[ \t\r\n]*$/.test(text);
 
 export class EnvelopeBuilder {
   root: QName | null = null;
   bodyChild: QName | null = null;
+  /** The reading has ended where ASMX's ends: the reader feeds no more events and takes result(). */
+  stopped = false;
   /** SOAP 1.2's routing has read the Body's first content (or found the Body empty). */
   routed = false;
   private hasBody = false;
@@ -125,7 +126,7 @@ export class EnvelopeBuilder {
     if (depth === 1) {
       this.root = { ns: uri, local };
       // A version mismatch, or no Envelope: ASMX reads no further.
-      if (local !== 'Envelope' || !this.plan.envelopes.has(uri)) throw STOP;
+      if (local !== 'Envelope' || !this.plan.envelopes.has(uri)) return this.stop();
     } else if (depth === 2) this.envelopeChild(uri, local, empty);
     else if (depth === 3 && this.section === 'Header' && this.mustUnderstand === null) {
       for (const a of attributes) {
@@ -137,11 +138,11 @@ export class EnvelopeBuilder {
     }
     if (this.section !== 'Body' || depth < 3) return;
     if (depth === 3 && !this.routed) this.route({ ns: uri, local });
-    if (this.reader === null) return;
+    if (this.reader === null || this.stopped) return;
     let nil = false;
     for (const a of attributes) if (a.local === 'nil' && a.uri === XSI && (a.value === 'true' || a.value === '1')) nil = true;
     if (empty) this.empty = { uri, local, nil };
-    else if (!this.reader.open(uri, local, false, nil, 0)) throw STOP;
+    else if (!this.reader.open(uri, local, false, nil, 0)) this.stop();
   }
 
   /** Text or CDATA. */
@@ -149,11 +150,11 @@ export class EnvelopeBuilder {
     if (this.depth === 1 && !this.hasBody && (cdata || !isBlank(text))) this.misplaced();
     if (this.section !== 'Body') return;
     if (this.depth === 2 && !this.routed && (cdata || !isBlank(text))) this.route({ ns: '', local: '' });
-    this.reader?.textNode(text);
+    if (!this.stopped) this.reader?.textNode(text);
   }
 
   comment(): void {
-    if (this.section === 'Body' && this.reader !== null && !this.reader.otherNode()) throw STOP;
+    if (this.section === 'Body' && this.reader !== null && !this.reader.otherNode()) this.stop();
   }
 
   /** A processing instruction, its target starting at `index`. */
@@ -170,14 +171,14 @@ export class EnvelopeBuilder {
       const next = followingNode(this.source, position);
       const empty = this.empty;
       this.empty = null;
-      if (!(empty !== null ? this.reader.open(empty.uri, empty.local, true, empty.nil, next) : this.reader.close(next))) throw STOP;
+      if (!(empty !== null ? this.reader.open(empty.uri, empty.local, true, empty.nil, next) : this.reader.close(next))) return this.stop();
     }
     if (depth === 2) this.section = null;
     this.depth--;
     if (depth === 1) {
       const refused = afterRootError(this.source, position);
       if (refused !== null) throw new Refused(`${refused.message} ${this.position(refused.index)}`);
-      throw STOP;
+      this.stop();
     }
   }
 
@@ -198,7 +199,7 @@ export class EnvelopeBuilder {
       this.hasBody = true;
       this.section = 'Body';
       if (this.plan.named !== undefined) this.reader = new ParamReader(this.plan.named);
-      if (empty && !this.routed) this.route(null);
+      if (empty) this.route(null);
     } else if (first && uri === this.root!.ns && local === 'Header') this.section = 'Header';
     else this.misplaced();
   }
@@ -206,7 +207,7 @@ export class EnvelopeBuilder {
   /** ReadParameters looks for the Body right after the Header and, not finding it there, reads no further. */
   private misplaced(): void {
     this.bodyMisplaced = true;
-    if (this.plan.named !== undefined || this.routed) throw STOP;
+    if (this.plan.named !== undefined || this.routed) this.stop();
   }
 
   /** What SOAP 1.2's routing finds first in the Body (GetRequestElement); with nothing to route to, ASMX reads no further. */
@@ -215,8 +216,12 @@ export class EnvelopeBuilder {
     this.bodyChild = child;
     if (this.plan.named !== undefined) return;
     const op = child === null ? undefined : this.plan.byElement(child.ns, child.local);
-    if (op === undefined || this.bodyMisplaced) throw STOP;
-    this.reader = new ParamReader(op);
+    if (op === undefined || this.bodyMisplaced) this.stop();
+    else this.reader = new ParamReader(op);
+  }
+
+  private stop(): void {
+    this.stopped = true;
   }
 }
 

@@ -1,4 +1,4 @@
-import { EnvelopeBuilder, type ReadPlan, Refused, type ScanOutcome, type ScannedAttribute, Stop, type XmlLimits } from './builder';
+import { EnvelopeBuilder, type ReadPlan, Refused, type ScanOutcome, type ScannedAttribute, type XmlLimits } from './builder';
 import { NO_PLAN } from './scan';
 import { allValid } from './xml-rules';
 
@@ -91,7 +91,6 @@ export function quickScan(source: string, limits: XmlLimits, plan: ReadPlan = NO
     return read(source, builder);
   } catch (e) {
     // The reading ended where ASMX's ends; a refusal's message is sax's to give.
-    if (e instanceof Stop) return builder.result();
     if (e instanceof GiveUp || e instanceof Refused) return null;
     throw e;
   }
@@ -119,6 +118,7 @@ function read(source: string, builder: EnvelopeBuilder): ScanOutcome | null {
         const amp = source.indexOf('&', i);
         if (amp !== -1 && amp < textEnd) return null;
         builder.text(source.slice(i, textEnd), false);
+        if (builder.stopped) return builder.result();
       }
     }
     if (lt === -1) break;
@@ -133,6 +133,7 @@ function read(source: string, builder: EnvelopeBuilder): ScanOutcome | null {
       if (source.charCodeAt(i) !== 0x3e) return null;
       i++;
       builder.close(i);
+      if (builder.stopped) return builder.result();
       scope.leave();
       continue;
     }
@@ -193,8 +194,10 @@ function read(source: string, builder: EnvelopeBuilder): ScanOutcome | null {
     if (attributes === null) return null;
     sawRoot = true;
     builder.open(name, uri, parts[1], attributes, selfClosing);
+    if (builder.stopped) return builder.result();
     if (selfClosing) {
       builder.close(i);
+      if (builder.stopped) return builder.result();
       scope.leave();
     } else open.push(name);
   }

@@ -67,7 +67,7 @@ export class ParamReader {
   /** Where a skip returns, and how deep it is. */
   private resume = State.Body;
   private skipDepth = 0;
-  private read: boolean[];
+  private readonly read: boolean[];
   private param: ParamPlan | null = null;
   private text = '';
   private nil = false;
@@ -88,12 +88,12 @@ export class ParamReader {
     switch (this.state) {
       case State.Body:
         if (uri === this.op.ns && local === this.op.name) {
-          this.read = this.op.params.map(() => false);
+          this.read.fill(false);
           if (!empty) this.state = State.Members;
         } else this.skip(empty, State.Body);
         return true;
       case State.Members: {
-        const i = uri === this.op.ns ? this.op.params.findIndex((p, k) => !this.read[k] && p.name === local) : -1;
+        const i = uri === this.op.ns ? this.paramIndex(local) : -1;
         if (i === -1) {
           this.skip(empty, State.Members);
           return true;
@@ -160,6 +160,13 @@ export class ParamReader {
       default:
         return true;
     }
+  }
+
+  /** The parameter of that name not yet read in this operation element, or -1. */
+  private paramIndex(local: string): number {
+    const { params } = this.op;
+    for (let k = 0; k < params.length; k++) if (!this.read[k] && params[k].name === local) return k;
+    return -1;
   }
 
   /** The value read; the reader is back in the loop over the operation's children. */

@@ -34,18 +34,36 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
   parser.ondoctype = () => {
     throw new Refused(ParserMessages.dtdProhibited);
   };
+  // Once the builder has stopped, sax is stopped too: nothing after that point is read.
+  const stopped = () => {
+    if (builder.stopped) throw new Stop();
+  };
   parser.onopentag = (node) => {
     const tag = node as sax.QualifiedTag;
     builder.open(tag.name, tag.uri, tag.local, Object.values(tag.attributes), tag.isSelfClosing);
+    stopped();
   };
-  parser.ontext = (text) => builder.text(text, false);
-  parser.oncdata = (text) => builder.text(text, true);
-  parser.oncomment = () => builder.comment();
+  parser.ontext = (text) => {
+    builder.text(text, false);
+    stopped();
+  };
+  parser.oncdata = (text) => {
+    builder.text(text, true);
+    stopped();
+  };
+  parser.oncomment = () => {
+    builder.comment();
+    stopped();
+  };
   parser.onprocessinginstruction = (pi) => {
     // The XML declaration, checked above, is a processing instruction to sax.
     if (parser.startTagPosition !== 1 || pi.name !== 'xml') builder.processingInstruction(pi.name, parser.startTagPosition + 1);
+    stopped();
   };
-  parser.onclosetag = () => builder.close(parser.position);
+  parser.onclosetag = () => {
+    builder.close(parser.position);
+    stopped();
+  };
   try {
     feed(parser, source);
   } catch (e) {
