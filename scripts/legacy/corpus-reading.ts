@@ -65,11 +65,15 @@ export function soapReading(c: Corpus): void {
     ['after-equals', 'xmlns:xsi=', `xmlns:xsi=${X}`],
     ['end-tag', '<soap:Body>', `<soap:Header></soap:Header${X}><soap:Body>`],
     ['end-tag-name-start', '<soap:Body>', `<soap:Header></${X}soap:Header><soap:Body>`],
+    ['end-tag-name', '<soap:Body>', `<soap:Header></soap:Hea${X}der><soap:Body>`],
     ['pi-target', '<soap:Body>', `<?p${X} x?><soap:Body>`],
     ['pi-value', '<soap:Body>', `<?p x${X}?><soap:Body>`],
     ['comment-start', '<soap:Body>', `<!-${X}--><soap:Body>`],
   ];
   for (const [label, from, to] of tags) both(`chars/${label}`, PUSH, 'GetTokenDevice', (v) => envelopeTag(v, from, to));
+  // A mismatched end tag before the Body's first element: the start tag's name and place in the message.
+  both('tags/end-tag-mismatch', PUSH, 'GetTokenDevice', (v) => envelopeTag(v, '<soap:Body>', '<soap:Header></soap:HeaderX><soap:Body>'));
+  both('tags/end-tag-mismatch-lines', PUSH, 'GetTokenDevice', (v) => envelopeTag(v, '<soap:Body>', '\n<soap:Header>\r\n</soap:Head ><soap:Body>'));
   both('chars/before-the-root', PUSH, 'GetTokenDevice', (v) => X + envelope(v, token('dev-1001'), { decl: '' }));
   both('chars/in-the-declaration', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001'), { decl: `<?xml version="1.0"${X}?>` }));
   // After the root, ASMX reads one node more and no further.
@@ -111,6 +115,8 @@ export function soapReading(c: Corpus): void {
     ['ampersand-in-encoding', '<?xml version="1.0" encoding="utf&8"?>'],
     ['multiline', '<?xml version="1.0"\n  encoding="utf-8"\n  standalone="no"?>\n'],
     ['xml-stylesheet', '<?xml-stylesheet href="a"?>'],
+    ['pi-target-not-a-name', '<?&#9;xml version="1.0"?>'],
+    ['pi-target-bad-character', '<?p&q x?>'],
   ];
   for (const [label, decl] of declarations) both(`declaration/${label}`, PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001'), { decl }));
   inBody('declaration/xml-pi-in-the-body', `<?xml version="1.0"?>${token('dev-1001')}`);

@@ -9,7 +9,7 @@ import { lenientParsing, soapRouting } from './corpus-soap';
 export type { Case } from './corpus-kit';
 
 /**
- * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (973
+ * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (983
  * requests under the default namespace; a namespace without a trailing slash adds the SOAPAction
  * forms it allows). test/legacy-matrix.test.ts holds it to the recordings, case for case.
  */

@@ -147,6 +147,8 @@ export const ParserMessages = {
   unexpectedEof: 'Unexpected end of file has occurred.',
   undeclaredPrefix: (prefix: string) => `'${prefix}' is an undeclared prefix.`,
   multipleRoots: 'There are multiple root elements.',
+  tagMismatch: (start: string, line: number, column: number, end: string) =>
+    `The '${start}' start tag on line ${line} position ${column} does not match the end tag of '${end}'.`,
   /** A character XML 1.0 does not allow, raw or as a reference (`c` as XmlException shows it, `hex` 0x..). */
   invalidCharacter: (c: string, hex: string) => `'${c}', hexadecimal value ${hex}, is an invalid character.`,
   nameStart: (c: string, hex: string) => `Name cannot begin with the '${c}' character, hexadecimal value ${hex}.`,

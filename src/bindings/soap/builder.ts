@@ -1,6 +1,6 @@
 import { ParserMessages } from '../../basics/errors';
 import { type OperationPlan, ParamReader, type ReadFailure, type ReadValue } from './reading';
-import { afterRootError, piNameError } from './xml-rules';
+import { afterRootError, piTargetError } from './xml-rules';
 
 /**
  * What a SOAP request's elements tell the front, whichever reader reads them: sax (scanEnvelope) or
@@ -158,8 +158,8 @@ export class EnvelopeBuilder {
   }
 
   /** A processing instruction, its target starting at `index`. */
-  processingInstruction(target: string, index: number): void {
-    const refused = piNameError(target, index);
+  processingInstruction(index: number): void {
+    const refused = piTargetError(this.source, index);
     if (refused !== null) throw new Refused(`${refused.message} ${this.position(refused.index)}`);
     this.comment();
   }

@@ -34,12 +34,15 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
   parser.ondoctype = () => {
     throw new Refused(ParserMessages.dtdProhibited);
   };
+  /** Where each open element's name starts, for a mismatched end tag's message. */
+  const starts: number[] = [];
   // Once the builder has stopped, sax is stopped too: nothing after that point is read.
   const stopped = () => {
     if (builder.stopped) throw new Stop();
   };
   parser.onopentag = (node) => {
     const tag = node as sax.QualifiedTag;
+    starts.push(parser.startTagPosition);
     builder.open(tag.name, tag.uri, tag.local, Object.values(tag.attributes), tag.isSelfClosing);
     stopped();
   };
@@ -57,18 +60,19 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
   };
   parser.onprocessinginstruction = (pi) => {
     // The XML declaration, checked above, is a processing instruction to sax.
-    if (parser.startTagPosition !== 1 || pi.name !== 'xml') builder.processingInstruction(pi.name, parser.startTagPosition + 1);
+    if (parser.startTagPosition !== 1 || pi.name !== 'xml') builder.processingInstruction(parser.startTagPosition + 1);
     stopped();
   };
   parser.onclosetag = () => {
+    starts.pop();
     builder.close(parser.position);
     stopped();
   };
   try {
-    feed(parser, source);
+    feed(parser, source, starts);
   } catch (e) {
     if (e instanceof Stop) return builder.result();
-    const message = e instanceof Refused ? e.message : parserMessage(e, parser, source);
+    const message = e instanceof Refused ? e.message : parserMessage(e, parser, source, starts);
     return { ok: false, message, root: builder.root, bodyChild: builder.bodyChild, routed: builder.routed };
   }
   return builder.result();
@@ -79,7 +83,7 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
  * there with the message .NET's reader gives where it stands (sax's state says where that is); a
  * reference in a comment, CDATA or a processing instruction is no reference.
  */
-function feed(parser: sax.SAXParser, source: string): void {
+function feed(parser: sax.SAXParser, source: string, starts: readonly number[]): void {
   let from = 0;
   let bad = firstInvalid(source);
   let ref = source.indexOf('&#');
@@ -93,11 +97,20 @@ function feed(parser: sax.SAXParser, source: string): void {
       if (e !== null) throw new Refused(`${e.message} ${position(source, e.index)}`);
       ref = source.indexOf('&#', ref + 2);
     } else {
-      const e = charInPlace(parser, source, bad);
+      const e = charInPlace(parser, source, bad, starts);
       throw new Refused(`${e.message} ${position(source, e.index)}`);
     }
   }
   parser.write(source.slice(from)).close();
+}
+
+/** XmlTextReaderImpl.ThrowTagMismatch: the open element's name and where it starts, the end tag's name (up to what cannot be in a name). */
+function tagMismatch(p: { tagName: string; tags: { name: string }[] }, source: string, starts: readonly number[], at: number): XmlError | null {
+  const open = p.tags[p.tags.length - 1];
+  if (open === undefined || starts.length === 0) return null;
+  const { line, column } = lineAndColumn(source, starts[starts.length - 1]);
+  const end = /^[^\s>/]*/.exec(p.tagName)![0];
+  return { message: ParserMessages.tagMismatch(open.name, line, column, end), index: at };
 }
 
 const position = (source: string, index: number) => {
@@ -106,7 +119,7 @@ const position = (source: string, index: number) => {
 };
 
 /** A character XML does not allow, refused as XmlTextReaderImpl refuses it where sax stands. */
-function charInPlace(parser: sax.SAXParser, source: string, index: number): XmlError {
+function charInPlace(parser: sax.SAXParser, source: string, index: number, starts: readonly number[]): XmlError {
   const p = parser as unknown as { state: number; tagName: string; sgmlDecl: string; procInstName: string; tags: { name: string }[] };
   const args = charArgs(source.charCodeAt(index), index + 1 < source.length ? source.charCodeAt(index + 1) : 0);
   const token = args[0];
@@ -125,7 +138,7 @@ function charInPlace(parser: sax.SAXParser, source: string, index: number): XmlE
       return { message: ParserMessages.unexpectedTokens(token, '"', "'"), index };
     case 'CLOSE_TAG':
       if (p.tagName === '') return { message: ParserMessages.nameStart(...args), index };
-      if (p.tagName !== p.tags[p.tags.length - 1]?.name) return invalidCharAt(source, index);
+      if (p.tagName !== p.tags[p.tags.length - 1]?.name) return tagMismatch(p, source, starts, index - p.tagName.length) ?? invalidCharAt(source, index);
       return { message: ParserMessages.unexpectedToken(token, '>'), index };
     case 'CLOSE_TAG_SAW_WHITE':
       return { message: ParserMessages.unexpectedToken(token, '>'), index };
@@ -141,7 +154,7 @@ function charInPlace(parser: sax.SAXParser, source: string, index: number): XmlE
  * the start of the offending token (the first character of text outside the root, the name of an
  * element with an undeclared prefix), else where the parser stopped.
  */
-function parserMessage(e: unknown, parser: sax.SAXParser, source: string): string {
+function parserMessage(e: unknown, parser: sax.SAXParser, source: string, starts: readonly number[]): string {
   const reason = e instanceof Error ? e.message.split('\n')[0] : '';
   const stopped = `Line ${parser.line + 1}, position ${parser.column + 1}.`;
   const atIndex = (index: number) => {
@@ -150,6 +163,10 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string): strin
   };
   // Text outside the root element: sax stops just after its first character.
   if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
+  if (/^Unexpected close tag/.test(reason)) {
+    const mismatch = tagMismatch(parser as unknown as { tagName: string; tags: { name: string }[] }, source, starts, parser.startTagPosition + 1);
+    if (mismatch !== null) return `${mismatch.message} ${atIndex(mismatch.index)}`;
+  }
   const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
   if (prefix) return `${ParserMessages.undeclaredPrefix(prefix[1])} ${atIndex(parser.startTagPosition)}`;
   // XmlTextReaderImpl.ParseDocumentContent reads a tag at the root level only with 4 characters in

@@ -136,10 +136,19 @@ export function declarationError(source: string): XmlError | null {
   }
 }
 
-/** A processing instruction's target .NET refuses (ParsePI): `xml` in any case. */
-export function piNameError(name: string, index: number): XmlError | null {
-  if (name.toLowerCase() !== 'xml') return null;
-  return { message: name === 'xml' ? ParserMessages.declarationNotFirst : ParserMessages.invalidPIName(name), index };
+/**
+ * A processing instruction's target, starting at `index` (after `<?`), as ParsePI reads it: a name,
+ * not `xml` in any case, then white space or `?>`. Null when it is well-formed.
+ */
+export function piTargetError(source: string, index: number): XmlError | null {
+  if (index >= source.length) return { message: ParserMessages.unexpectedEof, index };
+  if (!isNameStart(source.charCodeAt(index))) return { message: ParserMessages.nameStart(...argsAt(source, index)), index };
+  const end = nameEnd(source, index);
+  const target = source.slice(index, end);
+  if (target.toLowerCase() === 'xml') return { message: target === 'xml' ? ParserMessages.declarationNotFirst : ParserMessages.invalidPIName(target), index };
+  if (end >= source.length) return { message: ParserMessages.unexpectedEof, index: end };
+  if (!isSpace(source.charCodeAt(end)) && !source.startsWith('?>', end)) return { message: ParserMessages.nameChar(...argsAt(source, end)), index: end };
+  return null;
 }
 
 /**
@@ -163,12 +172,11 @@ export function afterRootError(source: string, end: number): XmlError | null {
     return bad === -1 ? null : invalidCharAt(source, bad);
   }
   if (source[i + 1] === '?') {
+    const target = piTargetError(source, i + 2);
+    if (target !== null) return target;
     const nameTo = nameEnd(source, i + 2);
-    if (nameTo === i + 2) return refused;
-    const named = piNameError(source.slice(i + 2, nameTo), i + 2);
-    if (named !== null) return named;
     const close = source.indexOf('?>', nameTo);
-    if (close === -1 || (close !== nameTo && !isSpace(source.charCodeAt(nameTo)))) return refused;
+    if (close === -1) return refused;
     const bad = firstInvalid(source.slice(0, close), nameTo);
     return bad === -1 ? null : invalidCharAt(source, bad);
   }
