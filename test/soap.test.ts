@@ -128,7 +128,7 @@ describe('media types and versions', () => {
 
 describe('malformed and hostile XML', () => {
   test('malformed with a SOAPAction: 400, empty body', async () => {
-    const r = await soap11(t.app, PUSH, `"${NS}GetTokenDevice"`, '<soap:Envelope xmlns:soap="x"><soap:Body><a>');
+    const r = await soap11(t.app, PUSH, `"${NS}GetTokenDevice"`, '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><a>');
     expect(r.status).toBe(400);
     expect(r.body).toBe('');
   });

@@ -132,7 +132,15 @@ export function problems(outcome: Outcome, request?: Buffer): string[] {
   return found;
 }
 
+/**
+ * Characters XML does not allow, as .NET's XmlTextWriter writes them (XmlTextEncoder: `&#x1;`): a
+ * reader's message in a fault can hold one, and ASMX writes it so. Not well-formed XML 1.0, but
+ * what the client of the legacy host gets; taken out before the check.
+ */
+const WRITER_REFERENCES = /&#x(?:[0-8BCEF]|1[0-9A-F]|FFF[EF]);/g;
+
 function xmlError(text: string): string | null {
+  text = text.replace(WRITER_REFERENCES, '?');
   const parser = sax.parser(true);
   let error: string | null = null;
   parser.onerror = (e) => {

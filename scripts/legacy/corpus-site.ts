@@ -1,4 +1,4 @@
-import { AP, CT11, CT12, Corpus, FORM, NS, OP, PUSH, SERVICES, TEMPURI, action, actionUri, envelope, opElement, soapOp, tokOp } from './corpus-kit';
+import { AP, CT11, CT12, Corpus, DECL, FORM, NS, OP, PUSH, SERVICES, SOAP11, SOAP12, TEMPURI, action, actionUri, envelope, opElement, soapOp, tokOp } from './corpus-kit';
 
 /**
  * The cases that depend on the site's configuration rather than on one request's details: the
@@ -81,6 +81,12 @@ export function protocolCases(c: Corpus): void {
     for (const q of ['wsdl', 'WSDL', 'disco']) c.get(name(q), `${p}?${q}`, { kind: 'page' });
     c.get(name('help'), p, { kind: 'help' });
     c.get(name('help-op'), `${p}?op=${o.name}`, { kind: 'help' });
+  }
+  // a root that is not an Envelope: the version mismatch is answered in the version switched on
+  const push = `/${OP.token.service}.asmx`;
+  for (const [label, root] of [['other-namespace', '<Foo xmlns="urn:x"/>'], ['soap11-namespace', `<Foo xmlns="${SOAP11}"/>`], ['soap12-namespace', `<Foo xmlns="${SOAP12}"/>`]]) {
+    c.soap12(`protocols/root/${label}`, push, `${DECL}${root}`);
+    c.soap11(`protocols/root/${label}-with-soapaction`, push, `${DECL}${root}`, action(OP.token.name));
   }
   // the other services' documents: each names its own operations and bindings
   for (const s of SERVICES.filter((x) => !ops.some(({ o }) => o.service === x))) c.get(`protocols/${s}/wsdl`, `/${s}.asmx?wsdl`, { kind: 'page' });

@@ -3,6 +3,7 @@ import { faults, showActive } from './corpus-faults';
 import { fidelity } from './corpus-fidelity';
 import { type Case, Corpus, TEMPURI, withNamespace } from './corpus-kit';
 import { actionForms, protocolCases } from './corpus-site';
+import { soapReading } from './corpus-reading';
 import { lenientParsing, soapRouting } from './corpus-soap';
 import { requestValidation } from './corpus-validation';
 import { urls } from './corpus-urls';
@@ -10,7 +11,7 @@ import { urls } from './corpus-urls';
 export type { Case } from './corpus-kit';
 
 /**
- * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (785
+ * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (1079
  * requests under the default namespace; a namespace without a trailing slash adds the SOAPAction
  * forms it allows). test/legacy-matrix.test.ts holds it to the recordings, case for case.
  */
@@ -27,6 +28,7 @@ export function buildCorpus(ns = TEMPURI): Case[] {
     fidelity(c);
     requestValidation(c);
     urls(c);
+    soapReading(c);
     if (!ns.endsWith('/')) actionForms(c);
     return c.cases;
   });

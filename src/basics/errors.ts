@@ -65,6 +65,11 @@ export const Errors = {
     whileRouting
       ? new AsmxError('Server', [PROCESS, 'Request format is invalid: Missing required soap:Body element.'])
       : new AsmxError('Client', [READ, 'Request format is invalid: Missing required soap:Body element.']),
+  /** The root element is not an Envelope (in a SOAP namespace); read while routing or while reading parameters, as missingBody. */
+  missingEnvelope: (whileRouting: boolean) =>
+    whileRouting
+      ? new AsmxError('Server', [PROCESS, 'Request format is invalid: Missing required soap:Envelope element.'])
+      : new AsmxError('Client', [READ, 'Request format is invalid: Missing required soap:Envelope element.']),
 
   // SOAP request reading: a parameter that does not convert
   badXmlValue: (line: number, column: number, reasons: readonly string[]) =>
@@ -145,6 +150,20 @@ export const ParserMessages = {
   unclosedLiteral: 'There is an unclosed literal string.',
   unexpectedEof: 'Unexpected end of file has occurred.',
   undeclaredPrefix: (prefix: string) => `'${prefix}' is an undeclared prefix.`,
+  multipleRoots: 'There are multiple root elements.',
+  tagMismatch: (start: string, line: number, column: number, end: string) =>
+    `The '${start}' start tag on line ${line} position ${column} does not match the end tag of '${end}'.`,
+  /** A character XML 1.0 does not allow, raw or as a reference (`c` as XmlException shows it, `hex` 0x..). */
+  invalidCharacter: (c: string, hex: string) => `'${c}', hexadecimal value ${hex}, is an invalid character.`,
+  nameStart: (c: string, hex: string) => `Name cannot begin with the '${c}' character, hexadecimal value ${hex}.`,
+  nameChar: (c: string, hex: string) => `The '${c}' character, hexadecimal value ${hex}, cannot be included in a name.`,
+  unexpectedToken: (token: string, expected: string) => `'${token}' is an unexpected token. The expected token is '${expected}'.`,
+  unexpectedTokens: (token: string, first: string, second: string) => `'${token}' is an unexpected token. The expected token is '${first}' or '${second}'.`,
+  invalidVersion: (version: string) => `Version number '${version}' is invalid.`,
+  invalidDeclaration: 'Syntax for an XML declaration is invalid.',
+  declarationNotFirst:
+    'Unexpected XML declaration. The XML declaration must be the first node in the document, and no white space characters are allowed to appear before it.',
+  invalidPIName: (name: string) => `'${name}' is an invalid name for processing instructions.`,
   noByteOrderMark: 'There is no Unicode byte order mark. Cannot switch to Unicode.',
   /** An XML declaration naming an encoding .NET lacks: the reader's error, then Encoding.GetEncoding's. */
   unsupportedEncoding: (name: string, line: number, column: number): readonly string[] => [

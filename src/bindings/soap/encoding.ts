@@ -14,10 +14,10 @@ export type DecodedEnvelope = { ok: true; text: string } | { ok: false; reasons:
  *   the UTF-16/32 pattern of `<`, then the XML declaration's `encoding`, then UTF-8. A declared
  *   encoding .NET does not support is the reader's error.
  */
-export function decodeEnvelope(body: Buffer, mediaType: string, charset: string | undefined): DecodedEnvelope {
+export function decodeEnvelope(body: Buffer, application: boolean, charset: string | undefined): DecodedEnvelope {
   const named = charset ? charsetNamed(charset) : null;
   if (named !== null) return { ok: true, text: decodeWithBom(body, named) };
-  if (!mediaType.startsWith('application/')) return { ok: true, text: decodeWithBom(body, ASCII) };
+  if (!application) return { ok: true, text: decodeWithBom(body, ASCII) };
   return readXmlDocument(body);
 }
 

@@ -12,7 +12,8 @@ import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
 import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
 import { quickScan } from './quick-scan';
-import { type EnvelopeScan, lineAndColumn, paramKey, type QName, scanEnvelope, type XmlLimits } from './scan';
+import { type EnvelopeScan, lineAndColumn, type OperationPlan, type QName, type ReadPlan, scanEnvelope, type XmlLimits } from './scan';
+import { APPLICATION_SOAP, type ContentType, isSoap, parseContentType, TEXT_XML } from './content-type';
 import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contract/soap-versions';
 
 /**
@@ -80,24 +81,29 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
   const soap12 = opts.protocols.has(Soap12.protocol);
   const expecting = soap11 ? Soap11.envelopeNs : Soap12.envelopeNs;
   const upgrade: SoapVersion['name'][] = soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : [];
-  const mismatch = (res: Response, root: QName) => sendFault(res, Soap11, Errors.versionMismatch(root.ns, expecting), undefined, upgrade);
+  // CheckHelperVersion: an unknown namespace is answered in 1.1 if it is on, a known one switched off in 1.1.
+  const mismatch = (res: Response, root: QName) =>
+    sendFault(res, soap11 || versionOfEnvelope(root.ns) !== null ? Soap11 : Soap12, Errors.versionMismatch(root.ns, expecting), undefined, upgrade);
+  const envelopes = new Set([...(soap11 ? [Soap11.envelopeNs] : []), ...(soap12 ? [Soap12.envelopeNs] : [])]);
+  const plans = new Map(endpoint.operations.map((op) => [op, operationPlan(op, ns)]));
+  const planOf = (op: OperationSpec | undefined) => (op === undefined ? undefined : plans.get(op));
+  const byElement = (childNs: string, local: string) => planOf(bodyOperation(endpoint, ns, { ns: childNs, local }));
+  /** SoapServerProtocol.GuessVersion: the version whose routing runs. */
+  const guess = (contentType: ContentType, soapAction: string | undefined) =>
+    soap11 && (!soap12 || (soapAction !== undefined && contentType.type !== APPLICATION_SOAP)) ? Soap11 : Soap12;
 
   const answer = async (req: Request, res: Response): Promise<void> => {
-    const contentType = parseContentType(req.headers['content-type']);
+    const contentType = parseContentType(header(req, 'content-type'));
     const soapAction = header(req, 'soapaction');
-    const routeByAction = soap11 && soapAction !== undefined && (contentType.type === 'text/xml' || !soap12);
-    // SOAP 1.1 routing alone reads nothing before the SOAPAction header, and ASMX routes before it
-    // looks at the media type (SoapServerProtocol.Initialize: RouteRequest, then ContentType.IsSoap).
-    if (!soap12 && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
-    if (contentType.type !== 'text/xml' && contentType.type !== 'application/soap+xml') {
-      // An unsupported media type is answered in the version a SOAPAction header suggests.
-      return sendEmpty(res, 415, soapAction !== undefined ? Soap11 : Soap12, `Content-Type ${contentType.type || '(none)'} is not SOAP`);
-    }
+    const guessed = guess(contentType, soapAction);
+    const routeByAction = guessed === Soap11;
+    // SOAP 1.1 routing reads nothing but the SOAPAction header.
+    if (routeByAction && soapAction === undefined) return sendFault(res, Soap11, Errors.noValidAction());
 
     let op: OperationSpec | undefined;
     if (routeByAction) {
       // Quotes come off when both are there, then the value is URL-decoded, as ASMX reads it.
-      const value = urlDecode(unquote(soapAction));
+      const value = urlDecode(unquote(soapAction!));
       op = byAction.get(value);
       if (op === undefined) return sendFault(res, Soap11, Errors.soapActionUnknown(value));
     }
@@ -106,36 +112,54 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     if (action !== undefined) op = byAction.get(action);
     const named = op !== undefined;
     const notRouted = () => (action !== undefined ? Errors.actionNotRecognized(action) : Errors.noValidAction());
+    // Once routed, ReadParameters first asks whether the media type is SOAP at all.
+    const unsupported = () => sendEmpty(res, 415, guessed, `Content-Type ${contentType.type || '(none)'} is not SOAP`);
+    if (named && !isSoap(contentType)) return unsupported();
 
-    const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.type, contentType.charset);
+    const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.application, contentType.charset);
     // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
-    if (!decoded.ok) return routeByAction ? sendEmpty(res, 400, Soap11, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
-    const scanned = quickScan(decoded.text, opts.xmlLimits) ?? scanEnvelope(decoded.text, opts.xmlLimits);
+    if (!decoded.ok) return named ? sendEmpty(res, 400, guessed, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
+    const plan: ReadPlan = { envelopes, named: planOf(op), byElement };
+    const scanned = quickScan(decoded.text, opts.xmlLimits, plan) ?? scanEnvelope(decoded.text, opts.xmlLimits, plan);
     if (!scanned.ok) {
-      // Before the Body's first element, the failure is the envelope's (a fault, unless SOAP 1.1
-      // routing by SOAPAction, which reads nothing until the parameters); after it, ASMX was
-      // reading parameters, and a malformed request there is a bare 400.
-      if (routeByAction) return sendEmpty(res, 400, Soap11, scanned.message);
-      const version = versionOf(scanned.root) ?? Soap12;
-      if (scanned.bodyChild === null) return sendFault(res, version, Errors.unreadableXml(scanned.message));
-      op ??= bodyOperation(endpoint, ns, scanned.bodyChild);
-      return op !== undefined ? sendEmpty(res, 400, version, scanned.message) : sendFault(res, version, notRouted());
+      // Routing by the Body's element had not read what it reads: the envelope's fault. Past that,
+      // ASMX was reading parameters, and a malformed request there is a bare 400.
+      const rootVersion = scanned.root && versionOfEnvelope(scanned.root.ns);
+      const version = rootVersion ?? guessed;
+      if (!named) {
+        if (!scanned.routed) return sendFault(res, version, Errors.unreadableXml(scanned.message));
+        op = bodyOperation(endpoint, ns, scanned.bodyChild);
+        if (op === undefined) return sendFault(res, version, notRouted());
+        if (!isSoap(contentType)) return unsupported();
+      }
+      if (rootVersion === Soap11 && contentType.type !== TEXT_XML) return sendEmpty(res, 415, Soap11, `SOAP 1.1 envelope as ${contentType.type}`);
+      return sendEmpty(res, 400, version, scanned.message);
     }
     const { scan } = scanned;
-    const version = versionOf(scan.root);
-    if (version === null || (version === Soap11 && !soap11) || (version === Soap12 && !soap12)) return mismatch(res, scan.root);
-    if (contentType.type === 'application/soap+xml' && version === Soap11) return sendEmpty(res, 415, Soap11, 'SOAP 1.1 envelope as application/soap+xml');
-    if (!scan.hasBody) return sendFault(res, version, Errors.missingBody(!named));
+    const version = versionOfEnvelope(scan.root.ns);
+    if (version === null || !envelopes.has(version.envelopeNs)) return mismatch(res, scan.root);
+    const isEnvelope = scan.root.local === 'Envelope';
+    // Routing by the Body's element looks for the Envelope first.
+    if (!named && !isEnvelope) return sendFault(res, version, Errors.missingEnvelope(true));
+    if (!named && !scan.hasBody) return sendFault(res, version, Errors.missingBody(true));
     op ??= bodyOperation(endpoint, ns, scan.bodyChild);
     if (op === undefined) return sendFault(res, version, notRouted());
-
-    // A parameter holding markup is malformed for ASMX's reader: a bare 400, like any XML error there.
-    const malformed = op.params.find((p) => scan.params.get(paramKey(ns, p.name))?.malformed === true);
-    if (malformed !== undefined && bodyIs(scan, ns, op)) return sendEmpty(res, 400, version, `markup in parameter ${malformed.name}`);
+    if (!isSoap(contentType)) return unsupported();
+    if (version === Soap11 && contentType.type !== TEXT_XML) return sendEmpty(res, 415, Soap11, `SOAP 1.1 envelope as ${contentType.type}`);
+    if (!isEnvelope) return sendFault(res, version, Errors.missingEnvelope(false));
+    if (!scan.hasBody || scan.bodyMisplaced) return sendFault(res, version, Errors.missingBody(false));
+    // XmlSerializer met markup where a parameter's text was (a bare 400, like any XML error there),
+    // or a value that does not convert.
+    const { failure } = scan;
+    if (failure?.kind === 'markup') return sendEmpty(res, 400, version, 'markup in a parameter');
+    if (failure?.kind === 'value') {
+      const { line, column } = lineAndColumn(scan.source, failure.index);
+      return sendFault(res, version, Errors.badXmlValue(line, column, failure.reasons));
+    }
 
     exchangeOf(res).operation = op.name;
     const context: RequestContext = { scan, caller: callerOf(res) };
-    const result = await servers[version.name].call(op, operationArguments(op, ns, scan), context);
+    const result = await servers[version.name].call(op, operationArguments(op, scan), context);
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
     // node-soap's own failures (not ours) are text we must not pass on.
@@ -154,40 +178,41 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
           exchangeOf(res).error = e;
           return void res.destroy();
         }
-        sendFault(res, requestedVersion(req), Errors.internal(), e);
+        sendFault(res, guess(parseContentType(header(req, 'content-type')), header(req, 'soapaction')), Errors.internal(), e);
       }
     },
     tooLarge: (req, res) => {
       // Only a SOAP 1.1 request routed by its SOAPAction gets past routing without reading the body.
-      const byAction = parseContentType(req.headers['content-type']).type === 'text/xml' && header(req, 'soapaction') !== undefined;
+      const soapAction = header(req, 'soapaction');
+      const byAction = soapAction !== undefined && guess(parseContentType(header(req, 'content-type')), soapAction) === Soap11;
       sendFault(res, byAction ? Soap11 : Soap12, Errors.soapTooLarge(!byAction));
     },
   };
 }
 
-/** The version a request's headers ask for, before its envelope is read. */
-function requestedVersion(req: Request): SoapVersion {
-  return parseContentType(req.headers['content-type']).type === 'application/soap+xml' ? Soap12 : Soap11;
-}
-
 /**
- * The operation's arguments as ASMX's XmlSerializer understands the request: only parameters that
- * are children of the operation's own element, in the service namespace, the first of each name,
- * without attributes. Anything else in the Body is ignored, so a Body holding another element gives
- * an operation with every parameter absent. The values are what node-soap's parse of such an element
- * gives (the text as written, white space kept; an empty char element is null) and null when there is
- * no parameter at all.
+ * The operation's arguments as ASMX's XmlSerializer read them (reading.ts): the values node-soap's
+ * parse of the operation element would give (the text as written, white space kept), null when no
+ * parameter was read at all.
  */
-function operationArguments(op: OperationSpec, ns: string, scan: EnvelopeScan): Record<string, string | null> | null {
-  if (!bodyIs(scan, ns, op)) return null;
+function operationArguments(op: OperationSpec, scan: EnvelopeScan): Record<string, string | null> | null {
   let args: Record<string, string | null> | null = null;
   for (const p of op.params) {
-    const found = scan.params.get(paramKey(ns, p.name));
-    // xsi:nil makes a string null; a char is a value type, and an empty one does not convert.
+    const found = scan.params.get(p.name);
+    // xsi:nil on an empty element makes a string null.
     if (found === undefined || (found.nil && p.type === 'string')) continue;
-    (args ??= {})[p.name] = p.type === 'char' && found.text === '' ? null : found.text;
+    (args ??= {})[p.name] = found.text;
   }
   return args;
+}
+
+/** What the envelope reader needs of an operation: its element, its parameters, and a char's conversion. */
+function operationPlan(op: OperationSpec, ns: string): OperationPlan {
+  const charCheck = (text: string) => {
+    const converted = charFromSoapCode(text);
+    return 'reasons' in converted ? converted.reasons : null;
+  };
+  return { ns, name: op.name, params: op.params.map((p) => (p.type === 'char' ? { name: p.name, check: charCheck } : { name: p.name })) };
 }
 
 /** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
@@ -205,7 +230,7 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
     const writer = compileAnswerWriter(op, ns);
     operations.set(op.name, async (args, context) => {
       try {
-        const values = readArguments(op, ns, args, context);
+        const values = readArguments(op, args);
         // Headers are checked once parameters are read, before the operation runs.
         context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
@@ -235,49 +260,22 @@ async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): P
   };
 }
 
-/** The operation's arguments in contract order, as ASMX's XmlSerializer would read them. */
-function readArguments(op: OperationSpec, ns: string, args: Record<string, unknown>, context: RequestContext): (string | null)[] {
+/** The operation's arguments in contract order; a char's code was checked when it was read. */
+function readArguments(op: OperationSpec, args: Record<string, unknown>): (string | null)[] {
   return op.params.map((p) => {
     const value = args[p.name];
     if (p.type === 'string') return typeof value === 'string' ? value : null;
-    // An absent char is default(char); an empty element is an empty number, which does not convert.
-    if (value === undefined) return ABSENT_CHAR;
-    const converted = charFromSoapCode(typeof value === 'string' ? value : '');
+    // An absent char is default(char).
+    if (typeof value !== 'string') return ABSENT_CHAR;
+    const converted = charFromSoapCode(value);
     if ('char' in converted) return converted.char;
-    const scanned = context.scan.params.get(paramKey(ns, p.name));
-    const { line, column } = lineAndColumn(context.scan.source, scanned?.nextIndex ?? 0);
-    throw Errors.badXmlValue(line, column, converted.reasons);
+    throw Errors.internal();
   });
-}
-
-function bodyIs(scan: EnvelopeScan, ns: string, op: OperationSpec): boolean {
-  return scan.bodyChild?.ns === ns && scan.bodyChild.local === op.name;
 }
 
 function bodyOperation(endpoint: EndpointSpec, ns: string, child: QName | null): OperationSpec | undefined {
   if (child === null || child.ns !== ns) return undefined;
   return endpoint.operations.find((op) => op.name === child.local);
-}
-
-interface ContentType {
-  type: string;
-  charset: string | undefined;
-  /** SOAP 1.2's `action` parameter, unquoted. */
-  action: string | undefined;
-}
-
-export function parseContentType(value: string | undefined): ContentType {
-  const [type = '', ...params] = (value ?? '').split(';');
-  const result: ContentType = { type: type.trim().toLowerCase(), charset: undefined, action: undefined };
-  for (const param of params) {
-    const eq = param.indexOf('=');
-    if (eq === -1) continue;
-    const name = param.slice(0, eq).trim().toLowerCase();
-    const v = unquote(param.slice(eq + 1).trim());
-    if (name === 'charset') result.charset = v.toLowerCase();
-    else if (name === 'action') result.action = v;
-  }
-  return result;
 }
 
 /** Quotes are removed only when both are there, as ASMX does. */

@@ -1,4 +1,6 @@
-import { EnvelopeBuilder, type ScanOutcome, type ScannedAttribute, type XmlLimits } from './scan';
+import { EnvelopeBuilder, type ReadPlan, Refused, type ScanOutcome, type ScannedAttribute, type XmlLimits } from './builder';
+import { NO_PLAN } from './scan';
+import { allValid } from './xml-rules';
 
 /**
  * The quick reader: most SOAP requests are plain (an optional XML declaration, elements and
@@ -6,7 +8,8 @@ import { EnvelopeBuilder, type ScanOutcome, type ScannedAttribute, type XmlLimit
  * pass of indexOf and character tests gives exactly what sax's pass gives (scanEnvelope), at a
  * fraction of its cost and garbage. Anything else (a comment, CDATA, a processing instruction, a
  * DTD, an entity or character reference, a name outside ASCII, a byte-order mark, whitespace around
- * `=`, an undeclared prefix, a limit reached, anything malformed) makes it give up with null, and
+ * `=`, an undeclared prefix, a character XML does not allow, a limit reached, anything malformed,
+ * anything but white space after the root) makes it give up with null, and
  * the request is read by sax as before: every refusal and every position in an error message stays
  * sax's. test/quick-scan.test.ts holds the two readers to the same outcome over the recorded corpora
  * and the fuzzer's mutations.
@@ -81,11 +84,14 @@ function split(name: string): [string, string] | null {
 }
 
 /** What scanEnvelope would give for a plain request, or null to leave the request to it. */
-export function quickScan(source: string, limits: XmlLimits): ScanOutcome | null {
+export function quickScan(source: string, limits: XmlLimits, plan: ReadPlan = NO_PLAN): ScanOutcome | null {
+  if (!allValid(source)) return null;
+  const builder = new EnvelopeBuilder(source, limits, plan, giveUp, giveUp);
   try {
-    return read(source, new EnvelopeBuilder(source, limits, giveUp));
+    return read(source, builder);
   } catch (e) {
-    if (e instanceof GiveUp) return null;
+    // The reading ended where ASMX's ends; a refusal's message is sax's to give.
+    if (e instanceof GiveUp || e instanceof Refused) return null;
     throw e;
   }
 }
@@ -111,7 +117,8 @@ function read(source: string, builder: EnvelopeBuilder): ScanOutcome | null {
       } else {
         const amp = source.indexOf('&', i);
         if (amp !== -1 && amp < textEnd) return null;
-        builder.text(source.slice(i, textEnd));
+        builder.text(source.slice(i, textEnd), false);
+        if (builder.stopped) return builder.result();
       }
     }
     if (lt === -1) break;
@@ -126,6 +133,7 @@ function read(source: string, builder: EnvelopeBuilder): ScanOutcome | null {
       if (source.charCodeAt(i) !== 0x3e) return null;
       i++;
       builder.close(i);
+      if (builder.stopped) return builder.result();
       scope.leave();
       continue;
     }
@@ -185,9 +193,11 @@ function read(source: string, builder: EnvelopeBuilder): ScanOutcome | null {
     const attributes = raw === null ? NO_ATTRIBUTES : resolveAttributes(raw, scope);
     if (attributes === null) return null;
     sawRoot = true;
-    builder.open(name, uri, parts[1], attributes);
+    builder.open(name, uri, parts[1], attributes, selfClosing);
+    if (builder.stopped) return builder.result();
     if (selfClosing) {
       builder.close(i);
+      if (builder.stopped) return builder.result();
       scope.leave();
     } else open.push(name);
   }

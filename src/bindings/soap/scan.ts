@@ -1,179 +1,32 @@
 import sax from 'sax';
 import { ParserMessages } from '../../basics/errors';
+import { EnvelopeBuilder, type ReadPlan, Refused, type ScanOutcome, Stop, type XmlLimits } from './builder';
+import { badReference, declarationError, firstInvalid, charArgs, invalidCharAt, type XmlError } from './xml-rules';
 
 /**
  * One strict pass over a SOAP request, before node-soap sees it, collecting what ASMX decides on
- * before and while it reads parameters: is the XML well-formed and free of a DTD, which envelope
- * version is it, is there a Body and which element comes first in it, the text of each parameter
- * as XmlSerializer reads it (the first element of that name in the service namespace), and where
- * each parameter element ends (a value that does not convert is reported at the node after it).
+ * before and while it reads parameters (builder.ts), refusing what .NET's XmlTextReader refuses:
+ * malformed XML, a DTD, a bad XML declaration, characters XML does not allow (raw or as references),
+ * each with the reader's message and position.
  */
 
-export interface QName {
-  readonly ns: string;
-  readonly local: string;
-}
+export type { EnvelopeScan, QName, ReadPlan, ScanOutcome, XmlLimits } from './builder';
+export type { OperationPlan, ParamPlan } from './reading';
 
-export interface ScannedParam {
-  readonly text: string;
-  /** xsi:nil="true" on an element with no content. */
-  readonly nil: boolean;
-  /** It held an element or a comment: ReadElementString refuses that as malformed. */
-  readonly malformed: boolean;
-  /** 0-based index in the source of the node that follows the element (of its name, for a tag). */
-  readonly nextIndex: number;
-}
+const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
+const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
 
-export interface EnvelopeScan {
-  readonly root: QName;
-  readonly hasBody: boolean;
-  /** The first element inside soap:Body, if any. */
-  readonly bodyChild: QName | null;
-  /** Children of bodyChild: the first of each expanded name, keyed `${ns} ${local}`. */
-  readonly params: ReadonlyMap<string, ScannedParam>;
-  /** The qualified name of the first soap:Header entry with mustUnderstand set, if any. */
-  readonly mustUnderstand: string | null;
-  readonly source: string;
-}
+/** No operation known: the envelope is read, no parameters. */
+export const NO_PLAN: ReadPlan = { envelopes: new Set([SOAP11, SOAP12]), named: undefined, byElement: () => undefined };
 
-export type ScanOutcome =
-  | { ok: true; scan: EnvelopeScan }
-  | {
-      ok: false;
-      message: string;
-      /** The root element, when it was read before the failure. */
-      root: QName | null;
-      /** The Body's first element, when it had started before the failure (ASMX was reading parameters). */
-      bodyChild: QName | null;
-    };
-
-export const paramKey = (ns: string, local: string) => `${ns} ${local}`;
-
-const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
-
-class Refused extends Error {}
-
-interface OpenParam {
-  key: string;
-  text: string;
-  nil: boolean;
-  malformed: boolean;
-}
-
-/**
- * How much XML one request may hold. Checked while scanning, so that a hostile document (deep
- * nesting, a flood of elements) is refused after a bounded amount of work.
- */
-export interface XmlLimits {
-  readonly maxDepth: number;
-  readonly maxElements: number;
-}
-
-/** An attribute as both readers report it: its expanded name and its value as written. */
-export interface ScannedAttribute {
-  readonly uri: string;
-  readonly local: string;
-  readonly value: string;
-}
-
-/**
- * What a request's elements tell the front, whichever reader reads them: sax (scanEnvelope) or the
- * quick reader (quick-scan.ts) for the plain requests that make up most traffic. Both feed it the
- * same events, so each rule of what ASMX reads from the envelope is written once, here.
- */
-export class EnvelopeBuilder {
-  root: QName | null = null;
-  bodyChild: QName | null = null;
-  private hasBody = false;
-  private mustUnderstand: string | null = null;
-  private readonly params = new Map<string, ScannedParam>();
-  // depth 1 = Envelope, 2 = Header/Body, 3 = operation element (or header entry), 4 = parameter
-  private depth = 0;
-  private section: 'Header' | 'Body' | null = null;
-  /** Inside the first element of the Body: only its children are parameters. */
-  private inFirstOp = false;
-  private param: OpenParam | null = null;
-  private elements = 0;
-
-  /**
-   * @param at where the reader stands, for a refusal's message (the quick reader gives up instead,
-   * leaving the refusal to sax)
-   */
-  constructor(
-    private readonly source: string,
-    private readonly limits: XmlLimits,
-    private readonly at: () => string,
-  ) {}
-
-  open(name: string, uri: string, local: string, attributes: Iterable<ScannedAttribute>): void {
-    const depth = ++this.depth;
-    if (depth > this.limits.maxDepth) throw new Refused(`${ParserMessages.tooDeep(this.limits.maxDepth)} ${this.at()}`);
-    if (++this.elements > this.limits.maxElements) throw new Refused(`${ParserMessages.tooManyElements(this.limits.maxElements)} ${this.at()}`);
-    if (depth === 1) {
-      if (this.root !== null) throw new Refused(`There are multiple root elements. ${this.at()}`);
-      this.root = { ns: uri, local };
-    } else if (depth === 2) {
-      this.section = uri === this.root?.ns && (local === 'Body' || local === 'Header') ? local : null;
-      if (this.section === 'Body') this.hasBody = true;
-    } else if (depth === 3 && this.section === 'Header' && this.mustUnderstand === null) {
-      for (const a of attributes) {
-        if (a.local === 'mustUnderstand' && a.uri === this.root?.ns) {
-          if (a.value === '1' || a.value === 'true') this.mustUnderstand = name;
-          break;
-        }
-      }
-    } else if (depth === 3 && this.section === 'Body' && this.bodyChild === null) {
-      this.bodyChild = { ns: uri, local };
-      this.inFirstOp = true;
-    } else if (depth === 4 && this.inFirstOp) {
-      const key = paramKey(uri, local);
-      if (!this.params.has(key)) {
-        let nil = false;
-        for (const a of attributes) if (a.local === 'nil' && a.uri === XSI && (a.value === 'true' || a.value === '1')) nil = true;
-        this.param = { key, text: '', nil, malformed: false };
-      }
-    } else if (depth > 4 && this.param !== null) {
-      this.param.malformed = true;
-    }
-  }
-
-  text(text: string): void {
-    if (this.param !== null && this.depth === 4) this.param.text += text;
-  }
-
-  comment(): void {
-    if (this.param !== null) this.param.malformed = true;
-  }
-
-  /** @param position the index just past the end tag's `>` */
-  close(position: number): void {
-    const { depth, param } = this;
-    if (depth === 4 && param !== null) {
-      this.params.set(param.key, {
-        text: param.text,
-        nil: param.nil && param.text === '',
-        malformed: param.malformed,
-        nextIndex: followingNode(this.source, position),
-      });
-      this.param = null;
-    }
-    if (depth === 3) this.inFirstOp = false;
-    if (depth === 2) this.section = null;
-    this.depth--;
-  }
-
-  result(): ScanOutcome {
-    const { root, hasBody, bodyChild, params, mustUnderstand, source } = this;
-    if (root === null) return { ok: false, message: ParserMessages.rootMissing, root, bodyChild };
-    return { ok: true, scan: { root, hasBody, bodyChild, params, mustUnderstand, source } };
-  }
-}
-
-export function scanEnvelope(source: string, limits: XmlLimits): ScanOutcome {
-  if (source.trim() === '') return { ok: false, message: ParserMessages.rootMissing, root: null, bodyChild: null };
+export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan = NO_PLAN): ScanOutcome {
+  const at = (index: number) => position(source, index);
+  const declaration = declarationError(source);
+  if (declaration !== null) return { ok: false, message: `${declaration.message} ${at(declaration.index)}`, root: null, bodyChild: null, routed: false };
+  if (source.trim() === '' && firstInvalid(source) === -1) return { ok: false, message: ParserMessages.rootMissing, root: null, bodyChild: null, routed: false };
 
   const parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
-  const builder = new EnvelopeBuilder(source, limits, () => `Line ${parser.line + 1}, position ${parser.column + 1}.`);
+  const builder = new EnvelopeBuilder(source, limits, plan, () => `Line ${parser.line + 1}, position ${parser.column + 1}.`, at);
 
   parser.onerror = (e) => {
     throw e;
@@ -181,31 +34,119 @@ export function scanEnvelope(source: string, limits: XmlLimits): ScanOutcome {
   parser.ondoctype = () => {
     throw new Refused(ParserMessages.dtdProhibited);
   };
+  /** Where each open element's name starts, for a mismatched end tag's message. */
+  const starts: number[] = [];
+  // Once the builder has stopped, sax is stopped too: nothing after that point is read.
+  const stopped = () => {
+    if (builder.stopped) throw new Stop();
+  };
   parser.onopentag = (node) => {
     const tag = node as sax.QualifiedTag;
-    builder.open(tag.name, tag.uri, tag.local, Object.values(tag.attributes));
+    starts.push(parser.startTagPosition);
+    builder.open(tag.name, tag.uri, tag.local, Object.values(tag.attributes), tag.isSelfClosing);
+    stopped();
   };
-  const onText = (text: string) => builder.text(text);
-  parser.ontext = onText;
-  parser.oncdata = onText;
-  parser.oncomment = () => builder.comment();
-  parser.onclosetag = () => builder.close(parser.position);
+  parser.ontext = (text) => {
+    builder.text(text, false);
+    stopped();
+  };
+  parser.oncdata = (text) => {
+    builder.text(text, true);
+    stopped();
+  };
+  parser.oncomment = () => {
+    builder.comment();
+    stopped();
+  };
+  parser.onprocessinginstruction = (pi) => {
+    // The XML declaration, checked above, is a processing instruction to sax.
+    if (parser.startTagPosition !== 1 || pi.name !== 'xml') builder.processingInstruction(parser.startTagPosition + 1);
+    stopped();
+  };
+  parser.onclosetag = () => {
+    starts.pop();
+    builder.close(parser.position);
+    stopped();
+  };
   try {
-    parser.write(source).close();
+    feed(parser, source, starts);
   } catch (e) {
-    const message = e instanceof Refused ? e.message : parserMessage(e, parser, source);
-    return { ok: false, message, root: builder.root, bodyChild: builder.bodyChild };
+    if (e instanceof Stop) return builder.result();
+    const message = e instanceof Refused ? e.message : parserMessage(e, parser, source, starts);
+    return { ok: false, message, root: builder.root, bodyChild: builder.bodyChild, routed: builder.routed };
   }
   return builder.result();
 }
 
 /**
- * Where .NET's reader stands after an element: on the text right after it (even blank), else on
- * the name of the next tag.
+ * Gives sax the text up to each character XML does not allow, raw or as a reference, and refuses it
+ * there with the message .NET's reader gives where it stands (sax's state says where that is); a
+ * reference in a comment, CDATA or a processing instruction is no reference.
  */
-function followingNode(source: string, after: number): number {
-  if (source[after] !== '<') return after;
-  return source[after + 1] === '/' ? after + 2 : after + 1;
+function feed(parser: sax.SAXParser, source: string, starts: readonly number[]): void {
+  let from = 0;
+  let bad = firstInvalid(source);
+  let ref = source.indexOf('&#');
+  while (bad !== -1 || ref !== -1) {
+    const next = bad === -1 ? ref : ref === -1 ? bad : Math.min(bad, ref);
+    parser.write(source.slice(from, next));
+    from = next;
+    if (next === ref) {
+      const state = SAX_STATE_NAMES[(parser as unknown as { state: number }).state];
+      const e = state === 'TEXT' || state === 'ATTRIB_VALUE_QUOTED' ? badReference(source, ref) : null;
+      if (e !== null) throw new Refused(`${e.message} ${position(source, e.index)}`);
+      ref = source.indexOf('&#', ref + 2);
+    } else {
+      const e = charInPlace(parser, source, bad, starts);
+      throw new Refused(`${e.message} ${position(source, e.index)}`);
+    }
+  }
+  parser.write(source.slice(from)).close();
+}
+
+/** XmlTextReaderImpl.ThrowTagMismatch: the open element's name and where it starts, the end tag's name (up to what cannot be in a name). */
+function tagMismatch(p: { tagName: string; tags: { name: string }[] }, source: string, starts: readonly number[], at: number): XmlError | null {
+  const open = p.tags[p.tags.length - 1];
+  if (open === undefined || starts.length === 0) return null;
+  const { line, column } = lineAndColumn(source, starts[starts.length - 1]);
+  const end = /^[^\s>/]*/.exec(p.tagName)![0];
+  return { message: ParserMessages.tagMismatch(open.name, line, column, end), index: at };
+}
+
+const position = (source: string, index: number) => {
+  const { line, column } = lineAndColumn(source, index);
+  return `Line ${line}, position ${column}.`;
+};
+
+/** A character XML does not allow, refused as XmlTextReaderImpl refuses it where sax stands. */
+function charInPlace(parser: sax.SAXParser, source: string, index: number, starts: readonly number[]): XmlError {
+  const p = parser as unknown as { state: number; tagName: string; sgmlDecl: string; procInstName: string; tags: { name: string }[] };
+  const args = charArgs(source.charCodeAt(index), index + 1 < source.length ? source.charCodeAt(index + 1) : 0);
+  const token = args[0];
+  switch (SAX_STATE_NAMES[p.state]) {
+    case 'OPEN_WAKA':
+    case 'ATTRIB':
+      return { message: ParserMessages.nameStart(...args), index };
+    case 'OPEN_TAG':
+      return { message: ParserMessages.nameChar(...args), index };
+    case 'PROC_INST':
+      return { message: p.procInstName === '' ? ParserMessages.nameStart(...args) : ParserMessages.nameChar(...args), index };
+    case 'ATTRIB_NAME':
+    case 'ATTRIB_NAME_SAW_WHITE':
+      return { message: ParserMessages.unexpectedToken(token, '='), index };
+    case 'ATTRIB_VALUE':
+      return { message: ParserMessages.unexpectedTokens(token, '"', "'"), index };
+    case 'CLOSE_TAG':
+      if (p.tagName === '') return { message: ParserMessages.nameStart(...args), index };
+      if (p.tagName !== p.tags[p.tags.length - 1]?.name) return tagMismatch(p, source, starts, index - p.tagName.length) ?? invalidCharAt(source, index);
+      return { message: ParserMessages.unexpectedToken(token, '>'), index };
+    case 'CLOSE_TAG_SAW_WHITE':
+      return { message: ParserMessages.unexpectedToken(token, '>'), index };
+    case 'SGML_DECL':
+      return p.sgmlDecl === '-' ? { message: ParserMessages.unexpectedToken(token, '-'), index } : invalidCharAt(source, index);
+    default:
+      return invalidCharAt(source, index);
+  }
 }
 
 /**
@@ -213,7 +154,7 @@ function followingNode(source: string, after: number): number {
  * the start of the offending token (the first character of text outside the root, the name of an
  * element with an undeclared prefix), else where the parser stopped.
  */
-function parserMessage(e: unknown, parser: sax.SAXParser, source: string): string {
+function parserMessage(e: unknown, parser: sax.SAXParser, source: string, starts: readonly number[]): string {
   const reason = e instanceof Error ? e.message.split('\n')[0] : '';
   const stopped = `Line ${parser.line + 1}, position ${parser.column + 1}.`;
   const atIndex = (index: number) => {
@@ -222,6 +163,10 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string): strin
   };
   // Text outside the root element: sax stops just after its first character.
   if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
+  if (/^Unexpected close tag/.test(reason)) {
+    const mismatch = tagMismatch(parser as unknown as { tagName: string; tags: { name: string }[] }, source, starts, parser.startTagPosition + 1);
+    if (mismatch !== null) return `${mismatch.message} ${atIndex(mismatch.index)}`;
+  }
   const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
   if (prefix) return `${ParserMessages.undeclaredPrefix(prefix[1])} ${atIndex(parser.startTagPosition)}`;
   // XmlTextReaderImpl.ParseDocumentContent reads a tag at the root level only with 4 characters in
@@ -239,16 +184,23 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string): strin
   return `${sentence} ${stopped}`;
 }
 
-/** sax's parser states (exported by the library, not by its type declarations). */
+/** sax's parser states (exported by the library, not by its type declarations), by number and by name. */
 const SAX_STATES = (sax as unknown as { STATE: Record<string, number> }).STATE;
+const SAX_STATE_NAMES = SAX_STATES as unknown as Record<number, string>;
 
-/** The 1-based (line, column) of a 0-based source index, as .NET's XmlReader reports positions. */
+/**
+ * The 1-based (line, column) of a 0-based source index, as .NET's XmlReader reports positions: a
+ * line ends at LF, CR LF or a CR alone.
+ */
 export function lineAndColumn(source: string, index: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
-  for (let i = source.indexOf('\n'); i !== -1 && i < index; i = source.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
+  for (let i = 0; i < index; i++) {
+    const c = source.charCodeAt(i);
+    if (c === 0x0a || (c === 0x0d && source.charCodeAt(i + 1) !== 0x0a)) {
+      line++;
+      lineStart = i + 1;
+    }
   }
   return { line, column: index - lineStart + 1 };
 }
