@@ -153,6 +153,7 @@ describe('phones in any spelling, codes by any name (issue 30, rule 6)', () => {
       ['path-national', '/AuthCodeSending.asmx/07701234567', { headers: { 'X-Request-Id': 'path-national' } }],
       ['path-spaced', '/AuthCodeSending.asmx/0770%20123%204567', { headers: { 'X-Request-Id': 'path-spaced' } }],
       ['path-plus', '/AuthCodeSending.asmx/%2B964-770-123-4567', { headers: { 'X-Request-Id': 'path-plus' } }],
+      ['path-international', '/AuthCodeSending.asmx/00964-770-123-4567', { headers: { 'X-Request-Id': 'path-international' } }],
       ['path-word', '/AuthCodeSending.asmx/AuthCode07701234567', { headers: { 'X-Request-Id': 'path-word' } }],
       ...['http://tempuri.org/07701234567', '"http://tempuri.org/+964 770 123 4567"', 'urn:(0770) 123-4567'].map(
         (action, i): [string, string, Parameters<typeof request>[2]] => [
@@ -164,9 +165,14 @@ describe('phones in any spelling, codes by any name (issue 30, rule 6)', () => {
     ];
     for (const [id, path, init] of asked) {
       const r = await request(s.port, path, init);
-      expect([id, r.status]).toEqual([id, 500]);
       const line = await requestLine(s, id);
-      expect([id, line.reason]).toEqual([id, expect.stringMatching(/(?:\+96477|077|770)\*{4}567/)]);
+      // A `+` in a path is refused by IIS's request filtering (404.11), whose reason quotes no path.
+      if (id === 'path-plus') {
+        expect([id, r.status, line.reason]).toEqual([id, 404, expect.not.stringMatching(SEVEN)]);
+        continue;
+      }
+      expect([id, r.status]).toEqual([id, 500]);
+      expect([id, line.reason]).toEqual([id, expect.stringMatching(/(?:\+96477|00964|077|770)\*{4}567/)]);
     }
     const all = s.raw.join('\n');
     expect(all).not.toMatch(SEVEN);
@@ -251,9 +257,9 @@ describe('a refused request says why', () => {
     ['doctype', soap12('doctype', `<!DOCTYPE x [<!ENTITY e "${CODE}">]>${envelope12('')}`), { status: 500, reason: 'DTD is prohibited in this XML document.' }],
     ['doctype-11', { method: 'POST', headers: { 'Content-Type': 'text/xml', SOAPAction: '"http://tempuri.org/AuthCode"', 'X-Request-Id': 'doctype-11' }, body: '<!DOCTYPE x><x/>' }, { status: 400, reason: 'DTD is prohibited in this XML document.' }],
     ['missing', { method: 'GET', headers: { 'X-Request-Id': 'missing' } }, { status: 500, fault: 'Client', reason: 'Missing parameter: phone.' }],
-    ['markup', soap12('markup', envelope12(`<AuthCode xmlns="http://tempuri.org/"><code>48<b/>${CODE}</code><phone>${PHONE}</phone></AuthCode>`)), { status: 400, reason: 'markup in parameter code' }],
+    ['markup', soap12('markup', envelope12(`<AuthCode xmlns="http://tempuri.org/"><code>48<b/>${CODE}</code><phone>${PHONE}</phone></AuthCode>`)), { status: 400, reason: 'markup in a parameter' }],
     ['dangerous', { method: 'GET', headers: { 'X-Request-Id': 'dangerous' } }, { status: 500, reason: 'potentially dangerous value in query string field code' }],
-    ['media', { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Request-Id': 'media' }, body: CODE }, { status: 415, reason: 'Content-Type text/plain is not SOAP' }],
+    ['media', { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Request-Id': 'media' }, body: CODE }, { status: 500, reason: 'Data at the root level is invalid. Line 1, position 1.' }],
   ];
   const paths: Record<string, string> = {
     missing: `/AuthCodeSending.asmx/AuthCode?code=${CODE}`,
