@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
@@ -19,7 +21,19 @@ let port: number;
 let bait: http.Server;
 let baitHits = 0;
 let baitUrl: string;
-let rssBefore: number;
+let retainedBefore: number;
+
+/**
+ * Memory the process still holds after a full garbage collection: the JS heap and the buffers outside
+ * it. What an attack leaves behind shows here; RSS would also count what the allocator keeps from the
+ * attack's own peaks (large bodies read and dropped), which it gives back to the system when it will.
+ */
+function retained(): number {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
 
 const ENV11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 const ACTION = '"http://tempuri.org/GetTokenDevice"';
@@ -35,7 +49,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => bait.listen(0, '127.0.0.1', resolve));
   baitUrl = `http://127.0.0.1:${(bait.address() as AddressInfo).port}/evil.dtd`;
-  rssBefore = process.memoryUsage().rss;
+  retainedBefore = retained();
 });
 
 afterAll(async () => {
@@ -263,10 +277,10 @@ describe('malformed escapes in every part of the URL', () => {
 });
 
 describe('afterwards', () => {
-  test('the service still answers, and memory grew by less than 50 MB across the whole set', async () => {
+  test('the service still answers, and the memory it holds grew by less than 50 MB across the whole set', async () => {
     const r = await soap11(tokenRequest('dev-1001'));
     expect(r.body.toString()).toContain('fcm:APA91bH-token-1001');
-    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(50 * 1024 * 1024);
+    expect(retained() - retainedBefore).toBeLessThan(50 * 1024 * 1024);
   });
 });
 

@@ -28,6 +28,11 @@ import { addressKey, idleConnections } from './idle';
 
 /** The largest piece of a read handed to the parser at once: a small request's worth, and a few dozen at most of the smallest. */
 const SLICE = 1024;
+/**
+ * A body declared by its Content-Length goes to the parser in pieces of up to a read's size, none
+ * longer than what the body may still hold: past the body's end, no more than one SLICE is parsed.
+ */
+const BODY_SLICE = 64 * 1024;
 
 const PACED = Symbol('paced connection');
 
@@ -77,6 +82,8 @@ class Connection {
   private stashed = 0;
   /** The request being answered: no other runs, and once it is whole no more is parsed. */
   private running: http.IncomingMessage | null = null;
+  /** At most what the running request's body still holds, by its Content-Length, after the slice its headers came in. */
+  private bodyLeft = 0;
   private readonly waiting: (() => void)[] = [];
   /** The client sent its last byte (node's end handling waits until every request of it is answered). */
   private ended = false;
@@ -128,6 +135,7 @@ class Connection {
 
   private run(req: http.IncomingMessage, res: http.ServerResponse, handler: http.RequestListener): void {
     this.running = req;
+    this.bodyLeft = req.complete ? 0 : Number(req.headers['content-length']) || 0;
     res.once('close', () => {
       if (this.running !== req) return;
       this.running = null;
@@ -205,9 +213,12 @@ class Connection {
   private feed(): void {
     while (this.stashed > 0 && this.parsing()) {
       const head = this.stash[0]!;
-      const slice = head.length <= SLICE ? head : head.subarray(0, SLICE);
+      const inBody = this.running !== null && !this.running.complete && this.bodyLeft > SLICE;
+      const size = inBody ? Math.min(this.bodyLeft, BODY_SLICE) : SLICE;
+      const slice = head.length <= size ? head : head.subarray(0, size);
       if (slice === head) this.stash.shift();
-      else this.stash[0] = head.subarray(SLICE);
+      else this.stash[0] = head.subarray(size);
+      if (inBody) this.bodyLeft -= slice.length;
       this.take(slice.length);
       this.parse(slice);
     }
