@@ -136,18 +136,17 @@ async function flooded(from: string[], connections: number, seconds: number): Pr
   let most = start;
   const flood = Buffer.from(`GET ${TOKEN_PATH} HTTP/1.1\r\nHost: school.example\r\n\r\n`.repeat(200));
   const attackers = Array.from({ length: connections }, (_, i) => pipeliner(port, flood, from[i % from.length]));
-  // A new connection every quarter second, each waiting for its answer on its own.
+  // A new connection every quarter second (as many as `seconds` hold, however late the timers), each
+  // waiting for its answer on its own.
   const replies: Promise<number>[] = [];
-  const end = Date.now() + seconds * 1000;
-  while (Date.now() < end) {
-    replies.push(Promise.race([request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then((r) => r.status, () => -1), new Promise<number>((resolve) => setTimeout(resolve, 15_000, 0))]));
+  for (let i = 0; i < seconds * 4; i += 1) {
+    replies.push(Promise.race([request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then((r) => r.status, () => -1), new Promise<number>((resolve) => setTimeout(resolve, 15_000, 0).unref())]));
     await new Promise((resolve) => setTimeout(resolve, 250));
     most = Math.max(most, rss());
   }
   const statuses = await Promise.all(replies);
   for (const socket of attackers) socket.destroy();
   expect(s.proc.exitCode).toBeNull();
-  expect(statuses.length).toBeGreaterThan(seconds * 3);
   expect(statuses.filter((status) => status !== 200)).toEqual([]);
   expect(most - start).toBeLessThan(200 * 1024 * 1024);
 }
