@@ -1,5 +1,6 @@
 import { requestBytes } from '../legacy/ask';
 import type { Answer } from '../../src/shadow/compare';
+import { NEW_FINDINGS, OPEN_RULES } from './open-rules';
 import type { Exchange, Finding, Report } from './run';
 
 /** A differential run's report as text: counts, each rule with its count and smallest example, each finding with how to make it again. */
@@ -62,6 +63,9 @@ export function formatReport(report: Report, again: string, verbose = false): st
     const more = report.findings.filter((x) => x.signature === f.signature).length;
     out.push(formatFinding(f, again, verbose) + (more > 1 ? `\n    (${more} requests differ so: indexes ${report.findings.filter((x) => x.signature === f.signature).slice(0, 12).map((x) => x.index).join(', ')}${more > 12 ? ', …' : ''})` : ''));
   }
+  // a temporary rule nothing needed may have been fixed: then it goes (a longer run may still need it)
+  const idle = [...OPEN_RULES, ...NEW_FINDINGS].filter((r) => !report.byRule.has(r.name)).map((r) => r.name);
+  if (idle.length > 0) out.push('', `Temporary rules no difference needed in this run (fixed? then delete them from open-rules.ts): ${idle.join(', ')}`);
   if (report.unsteady.length > 0) out.push('', 'Differences that did not come again when asked again (not counted as findings):');
   for (const f of report.unsteady) out.push(formatFinding(f, again, false));
   return `${out.join('\n')}\n`;
