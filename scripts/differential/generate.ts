@@ -6,7 +6,7 @@ import { formType, latin1Bytes, method, pairs } from './http';
 import { longQuery, target } from './paths';
 import { type Param, parameters } from './shapes';
 import { soapCall } from './soap';
-import { text } from './values';
+import { text, validationDiffers } from './values';
 
 /**
  * One generated request, from its draws (draws.ts): a binding (SOAP 1.1, SOAP 1.2, HTTP GET, HTTP
@@ -59,6 +59,15 @@ function operationName(d: Draws, own: string, other: string, http: boolean, tags
   return d.chance(50) ? n : encodeURIComponent(n);
 }
 
+/** A query string a SOAP call or a form does not read (but a service page asked by GET does), sometimes. */
+function unreadQuery(d: Draws, tags: string[]): string | null {
+  const at = d.position;
+  if (!d.chance(4)) return null;
+  const value = text(d, 1);
+  if (validationDiffers(value)) tags.push(`value:validation-differs@${at}`);
+  return `id=${encodeURIComponent(value)}`;
+}
+
 const PAGE_QUERIES = (op: string): Array<string | null> => [null, 'wsdl', 'WSDL', 'disco', `op=${op}`, 'op=NoSuchOp', 'foo=bar', 'wsdl&x=1', 'op=', 'Wsdl', 'DISCO', 'disco&op=x'];
 
 export function generate(d: Draws, site: Site, name: string): Generated {
@@ -85,7 +94,7 @@ export function generate(d: Draws, site: Site, name: string): Generated {
     Object.assign(headers, call.headers);
     body = call.body;
     // a query string on a SOAP call is not read (request validation included)
-    path = target(d, site.virtualDir, o.service, '', d.chance(3) ? `id=${encodeURIComponent(text(d, 1))}` : null);
+    path = target(d, site.virtualDir, o.service, '', unreadQuery(d, tags));
     m = method(d, 'POST', tags);
   } else if (binding === 'get' || binding === 'post') {
     const opName = operationName(d, o.name, other, true, tags);
@@ -102,7 +111,7 @@ export function generate(d: Draws, site: Site, name: string): Generated {
       const type = formType(d, tags);
       if (type.type !== null) headers['Content-Type'] = type.type;
       body = iconv.encode(written.text, type.charset);
-      path = target(d, site.virtualDir, o.service, `/${opName}`, d.chance(5) ? `id=${encodeURIComponent(text(d, 1))}` : null);
+      path = target(d, site.virtualDir, o.service, `/${opName}`, unreadQuery(d, tags));
       m = method(d, 'POST', tags);
     }
   } else {

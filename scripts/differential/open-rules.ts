@@ -71,6 +71,13 @@ export const NEW_FINDINGS: Rule[] = [
     evidence: NEW,
   },
   {
+    name: 'soap-bom-against-declaration',
+    features: ['soap:bom-against-declaration'],
+    applies: isSoap,
+    reason: 'a UTF-16 byte-order mark before `<?xml ... encoding="utf-8"?>`, read by the XML reader (application/soap+xml without a charset): L the Receiver fault (XmlReader switches to the declared encoding and meets NULs), P reads UTF-16 (the mark wins only where the HTTP charset decides)',
+    evidence: `${NEW}; System.Xml/XmlTextReaderImpl.cs CheckEncoding and SwitchEncoding: a declared encoding other than UTF-16 is switched to whatever the mark said`,
+  },
+  {
     name: 'charset-not-a-dotnet-name',
     features: ['charset:not-a-dotnet-name'],
     applies: isSoap,
@@ -88,7 +95,7 @@ export const NEW_FINDINGS: Rule[] = [
     name: 'soap-malformed-late-order',
     features: ['soap:malformed-late'],
     applies: isSoap,
-    reason: 'XML that goes wrong late (an element name that is not a name, text after the root, a cut end) after a parameter that cannot be read: L the parameter\'s fault (the reader reads the body in order), P 400',
+    reason: 'XML the reader refuses late (an element name that is not a name, a comment after text in a value, text after the root, a cut end) after a parameter that cannot be converted: L that parameter\'s fault (the body is read in order), P 400',
     evidence: NEW,
   },
   {

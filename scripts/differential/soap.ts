@@ -52,7 +52,11 @@ function paramElement(d: Draws, p: Param, prefix: string, tags: string[]): strin
   } else if (form === 'pi') {
     tags.push(`soap:processing-instruction@${at}`);
     content = `${esc(head)}<?pi x?>${esc(tail)}`;
-  } else if (form === 'comment') content = `${esc(head)}<!-- c -->${esc(tail)}`;
+  } else if (form === 'comment') {
+    // after text, a comment is refused by the reader (400) when it reads this parameter
+    if (head !== '') tags.push(`soap:malformed-late@${at}`);
+    content = `${esc(head)}<!-- c -->${esc(tail)}`;
+  }
   else if (form === 'attribute') return `<${name} a="${esc(v).replace(/"/g, '&quot;')}">${esc(v)}</${name}>`;
   else content = esc(v);
   return v === '' && d.chance(50) ? `<${name} />` : `<${name}>${content}</${name}>`;
@@ -236,6 +240,9 @@ function bytes(d: Draws, xml: string, charset: string, charsetAt: number, tags: 
   if (encoding !== meant && /[^\u0000-\u007f]/.test(xml)) tags.push(`soap:bytes-not-in-charset@${otherAt}`);
   const bom = d.chance(5) || encoding === 'utf-16';
   const out = iconv.encode(xml, encoding === 'utf-16' ? 'utf-16le' : encoding, { addBOM: bom && encoding.startsWith('utf') });
+  // a UTF-16 byte-order mark before a declaration of another encoding: XmlReader switches to the declaration's
+  const declared = /^<\?xml[^>]*encoding="([^"]*)"/.exec(xml)?.[1].toLowerCase();
+  if (encoding === 'utf-16' && declared !== undefined && declared !== 'utf-16') tags.push(`soap:bom-against-declaration@${charsetAt}`, `soap:bom-against-declaration@${otherAt}`);
   // a name the charset cannot write becomes `?`: `<?>` is a processing instruction without a target
   if (/<\/?\?>/.test(out.toString('latin1'))) tags.push(`soap:pi-without-target@${charsetAt}`, `soap:pi-without-target@${otherAt}`);
   return out;

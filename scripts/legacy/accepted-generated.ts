@@ -30,7 +30,6 @@ export const MONO_OWN: Rule[] = [
   {
     name: 'mono-request-validation',
     features: ['value:validation-differs'],
-    applies: (g) => g.binding === 'get' || g.binding === 'post' || g.binding === 'page',
     reason:
       "Mono's request validation is its own (docs/fidelity.md, Request validation): it refuses `<` before a control character and the fullwidth `＜`, lets `</` and `<?` through, validates `__` names and writes `＜` `＞` as references; .NET refuses what IsDangerousString says",
     evidence: 'System.Web/CrossSiteScriptingValidation.cs IsDangerousString (`<` before a letter, `!`, `/` or `?`; `&#`), System.Web/HttpRequest.cs ValidateHttpValueCollection (names starting `__` skipped); Mono: its HttpRequest.IsInvalidString',
