@@ -1,3 +1,4 @@
+import { sameRefusalAsMono } from '../../src/shadow/mono-quote';
 import { isSoap, type Rule } from './rules';
 
 /**
@@ -96,6 +97,15 @@ export const NEW_FINDINGS: Rule[] = [
     features: ['soap:malformed-late'],
     applies: isSoap,
     reason: 'XML the reader refuses late (an element name that is not a name, a comment after text in a value, text after the root, a cut end) after a parameter that cannot be converted: L that parameter\'s fault (the body is read in order), P 400',
+    evidence: NEW,
+  },
+  {
+    name: 'comparison-lf-inside-mono-quote',
+    features: [],
+    // what the comparison would have said had it turned only the message's own line end into CRLF
+    applies: (_g, legacy, ours) => /\n[\s\S]*&quot;\)\.\n$/.test(legacy.body) && sameRefusalAsMono(legacy.body.replace(/\n$/, '\r\n'), ours.body),
+    reason:
+      "not a difference of the hosts: a refused value whose quote holds a line feed; the comparison (src/shadow/compare.ts) turns every LF of a legacy plain-text body into CRLF before mono-quote.ts reads Mono's quote, so the quote is a character longer than Mono's cut and no longer agrees (shadow traffic would count it too)",
     evidence: NEW,
   },
   {
