@@ -93,6 +93,12 @@ module.exports = async () => {
   if (process.env.TEST_PROMETHEUS === '' && process.env.REQUIRE_PROMETHEUS !== '1') {
     process.stderr.write('prometheus or promtool is not installed: the alert rules and dashboard test on a real Prometheus is SKIPPED (apt-get install prometheus; REQUIRE_PROMETHEUS=1 makes this a failure)\n');
   }
+  // The differential run (test/differential.test.ts) starts the legacy ASMX host: Debian's mono-devel (mcs and mono).
+  const onPath = (name) => (process.env.PATH || '').split(':').some((dir) => dir !== '' && fs.existsSync(`${dir}/${name}`));
+  process.env.TEST_LEGACY_HOST = onPath('mcs') && onPath('mono') ? '1' : '';
+  if (process.env.TEST_LEGACY_HOST === '' && process.env.REQUIRE_LEGACY_HOST !== '1') {
+    process.stderr.write('mono-devel is not installed: the differential run against the legacy host is SKIPPED (apt-get install mono-devel; REQUIRE_LEGACY_HOST=1 makes this a failure)\n');
+  }
   return {
     projects,
     testTimeout: 20000,

@@ -7,7 +7,8 @@ import { type Configuration, has } from './matrix';
  * allowed to differ from our service, each with its reason and the .NET reference source
  * (microsoft/referencesource) that shows .NET answers as we do. `npm run record-legacy -- --list` and
  * `--check` print it; test/legacy-matrix.test.ts applies it. Nothing else is accepted: a difference
- * not here is a bug of ours, fixed in src/.
+ * not here is a bug of ours, fixed in src/. Generated requests (scripts/differential/) have no names:
+ * accepted-generated.ts says the same rules, and those they found, by the requests' features.
  */
 
 /** How the comparison reads Mono's answers (src/shadow/compare.ts applies these to every case). */
