@@ -11,6 +11,7 @@ import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import { type CommandSpec, helpText, parseCommandLine } from '../src/basics/command-line';
+import { gitCommit } from '../src/basics/version';
 import { ENTRY_POINTS } from './helpers/entry-points';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
 
@@ -184,5 +185,35 @@ describe('the parser', () => {
         'exit codes: 0 tried, 2 usage',
       ].join('\n'),
     );
+  });
+});
+
+describe('the commit --version names, read from the checkout\'s files', () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  const layout = (files: Record<string, string>) => {
+    const root = fs.mkdtempSync(path.join(dir, 'git-'));
+    for (const [name, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      fs.writeFileSync(path.join(root, name), text);
+    }
+    return root;
+  };
+
+  test.each([
+    ['a branch', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/refs/heads/main': `${A}\n` }, A],
+    ['a packed branch', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/packed-refs': `# pack-refs with: peeled\n${B} refs/heads/other\n${A} refs/heads/main\n` }, A],
+    ['a detached HEAD', { '.git/HEAD': `${B}\n` }, B],
+    ['a worktree', { '.git': 'gitdir: repo/.git/worktrees/wt\n', 'repo/.git/worktrees/wt/HEAD': 'ref: refs/heads/wt\n', 'repo/.git/worktrees/wt/commondir': '../..\n', 'repo/.git/refs/heads/wt': `${B}\n` }, B],
+    ['a branch with no commit yet', { '.git/HEAD': 'ref: refs/heads/main\n' }, null],
+    ['no repository (a release archive)', { 'package.json': '{}' }, null],
+    ['a HEAD that is not a commit', { '.git/HEAD': 'garbage\n' }, null],
+  ])('%s', (_what, files, expected) => {
+    expect(gitCommit(layout(files))).toBe(expected);
+  });
+
+  test('this checkout: what git says', () => {
+    const sha = commit();
+    if (sha !== null) expect(gitCommit(PROJECT_ROOT)).toBe(sha);
   });
 });

@@ -37,7 +37,7 @@ const SHA = /^[0-9a-f]{40,64}$/;
  * a directory another user owns (the service runs as its own user on root's checkout). A worktree's
  * `.git` is a file naming its directory; a branch may be packed into `packed-refs`.
  */
-function gitCommit(root: string): string | null {
+export function gitCommit(root: string): string | null {
   try {
     let gitDir = path.join(root, '.git');
     if (fs.statSync(gitDir).isFile()) {
