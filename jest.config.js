@@ -2,6 +2,7 @@
 process.env.LOG_LEVEL ??= 'silent';
 
 const fs = require('fs');
+const { spawnSync } = require('child_process');
 const net = require('net');
 const { Client } = require('pg');
 
@@ -45,6 +46,13 @@ function redisReachable(url) {
   });
 }
 
+/** Whether the node at `file` runs a line scripts/check-node.js refuses. */
+function unsupportedNode(file) {
+  if (!fs.existsSync(file)) return false;
+  const r = spawnSync(file, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 && require('./scripts/check-node.js').refusal(r.stdout.trim().replace(/^v/, '')) !== null;
+}
+
 /** @returns {Promise<import('jest').Config>} */
 module.exports = async () => {
   const url = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -78,6 +86,13 @@ module.exports = async () => {
   process.env.TEST_NGINX = nginx ?? '';
   if (nginx === undefined && process.env.REQUIRE_NGINX !== '1') {
     process.stderr.write('nginx is not installed: the deploy/nginx tests are SKIPPED (apt-get install nginx; REQUIRE_NGINX=1 makes this a failure)\n');
+  }
+  // A Node.js line the service refuses, for the entry points' refusal (test/entry-points.test.ts): OLD_NODE
+  // (CI installs Node 20 there), else a distribution's own node when it is one (Debian's is 20 or older).
+  const oldNode = [process.env.OLD_NODE, '/usr/bin/node', '/usr/local/bin/node'].find((p) => p && unsupportedNode(p));
+  process.env.TEST_OLD_NODE = oldNode ?? '';
+  if (oldNode === undefined && process.env.REQUIRE_OLD_NODE !== '1') {
+    process.stderr.write('no unsupported Node.js found (OLD_NODE, /usr/bin/node): the entry points\' refusal of an old Node is SKIPPED (REQUIRE_OLD_NODE=1 makes this a failure)\n');
   }
   // The console's browser test drives Debian's chromium (CHROMIUM_PATH to use another).
   const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && fs.existsSync(p));

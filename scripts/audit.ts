@@ -5,8 +5,17 @@
  *
  *   npm run audit
  */
+import '../src/basics/supported-node';
 import { spawnSync } from 'node:child_process';
+import { type CommandSpec, parseCommandLine } from '../src/basics/command-line';
 import { runMain } from './run-main';
+
+const COMMAND = {
+  usage: ['npm run audit'],
+  summary: ['`npm audit --omit=dev`, judged: fails when a production dependency has a high or critical advisory.'],
+  options: {},
+  notes: ['exit codes: 0 no high or critical advisory (or none could be asked: the warning says nothing was checked), 1 one or more, 2 usage'],
+} as const satisfies CommandSpec;
 
 interface AuditReport {
   statusCode?: number;
@@ -14,7 +23,9 @@ interface AuditReport {
   metadata?: { vulnerabilities?: Record<string, number> };
 }
 
-async function main(): Promise<number> {
+async function main(argv: string[]): Promise<number> {
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const run = spawnSync(npm, ['audit', '--omit=dev', '--json'], { encoding: 'utf8' });
   let report: AuditReport;

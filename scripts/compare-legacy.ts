@@ -26,51 +26,38 @@
  * ask.ts (shadow traffic's HTTP client), and the comparison src/shadow/compare.ts, which shadow
  * traffic uses too.
  */
+import '../src/basics/supported-node';
 import fs from 'node:fs';
+import { type CommandSpec, parseCommandLine, usageError } from '../src/basics/command-line';
 import { NS } from './legacy/corpus-kit';
 import { buildCorpus } from './legacy/corpus';
 import { describeAccepted } from './legacy/accepted';
 import { askBoth, type Recorded, report } from './legacy/run';
 
-const USAGE =
-  'usage: npm run compare-legacy -- LEGACY_URL OURS_URL [--only SUBSTRING]... [--verbose] [--concurrency N]\n' +
-  '       npm run compare-legacy -- --from test/fixtures/legacy/root-tempuri-all.json OURS_URL [--only SUBSTRING]...\n' +
-  '       npm run compare-legacy -- --list [--only SUBSTRING]\n';
-
-interface Options {
-  positional: string[];
-  only: string[];
-  verbose: boolean;
-  from: string | null;
-  namespace: string | null;
-  concurrency: number;
-  list: boolean;
-}
-
-function parse(argv: string[]): Options | string {
-  const o: Options = { positional: [], only: [], verbose: false, from: null, namespace: null, concurrency: 4, list: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = (): string | undefined => argv[++i];
-    if (a === '--only') o.only.push(value() ?? '');
-    else if (a === '--verbose') o.verbose = true;
-    else if (a === '--list') o.list = true;
-    else if (a === '--from') o.from = value() ?? null;
-    else if (a === '--namespace') o.namespace = value() ?? null;
-    else if (a === '--concurrency') o.concurrency = Number(value());
-    else if (a.startsWith('--')) return `unknown option ${a}`;
-    else o.positional.push(a);
-  }
-  if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1)) return '--concurrency takes a whole number from 1';
-  return o;
-}
+const COMMAND = {
+  usage: [
+    'npm run compare-legacy -- LEGACY_URL OURS_URL [--only SUBSTRING]... [--verbose] [--concurrency N] [--namespace NS]',
+    'npm run compare-legacy -- --from test/fixtures/legacy/root-tempuri-all.json OURS_URL [--only SUBSTRING]...',
+    'npm run compare-legacy -- --list [--only SUBSTRING]...',
+  ],
+  summary: ['Puts the same corpus of requests to the legacy ASMX host and to ours and reports every difference,', 'then the differences accepted (docs/fidelity.md).'],
+  options: {
+    only: { type: 'string', multiple: true, value: 'SUBSTRING', help: 'only the cases whose name holds it (repeatable)' },
+    verbose: { type: 'boolean', help: 'both answers of each case that differs, in full' },
+    list: { type: 'boolean', help: "the cases' names, nothing asked" },
+    from: { type: 'string', value: 'FILE.json', help: "a recording's answers instead of a live legacy host" },
+    namespace: { type: 'string', value: 'NS', help: 'the corpus for this service namespace (both hosts must serve it)' },
+    concurrency: { type: 'integer', min: 1, help: 'cases asked at once (default 4)' },
+  },
+  positionals: ['[LEGACY_URL]', '[OURS_URL]'],
+  notes: ['exit codes: 0 no difference, 1 differences, 2 usage'],
+} as const satisfies CommandSpec;
 
 async function main(argv: string[]): Promise<number> {
-  const o = parse(argv);
-  if (typeof o === 'string') {
-    process.stderr.write(`${o}\n${USAGE}`);
-    return 2;
-  }
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const { values } = line;
+  const o = { positional: line.positionals, only: values.only ?? [], verbose: values.verbose === true, from: values.from ?? null, namespace: values.namespace ?? null, concurrency: values.concurrency ?? 4, list: values.list === true };
   const all = buildCorpus(o.namespace ?? NS);
   const chosen = (c: { name: string }) => o.only.length === 0 || o.only.some((s) => c.name.includes(s));
   if (o.list) {
@@ -80,10 +67,8 @@ async function main(argv: string[]): Promise<number> {
   // With --from, the recorded cases are replayed as recorded, even if the corpus has changed since.
   const recorded = o.from === null ? null : new Map((JSON.parse(fs.readFileSync(o.from, 'utf8')) as { cases: Recorded[] }).cases.map((r) => [r.name, r]));
   const [legacyUrl, oursUrl] = recorded === null ? o.positional : [null, o.positional[0]];
-  if ((!legacyUrl && !recorded) || !oursUrl) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
+  if ((!legacyUrl && !recorded) || !oursUrl) return usageError(COMMAND, recorded === null ? 'give LEGACY_URL and OURS_URL' : 'give OURS_URL');
+  if (recorded !== null && o.positional.length > 1) return usageError(COMMAND, `unexpected argument "${o.positional[1]}" (with --from, only OURS_URL)`);
   const cases = recorded === null ? all.filter(chosen) : [...recorded.values()].filter(chosen);
   const results = await askBoth(cases, { legacyUrl: legacyUrl ?? null, recorded, oursUrl: oursUrl ?? null, concurrency: o.concurrency });
   const differ = report(results, o.verbose);
@@ -96,7 +81,7 @@ if (require.main === module) {
     (code) => process.exit(code),
     (e: unknown) => {
       process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-      process.exit(2);
+      process.exit(1);
     },
   );
 }

@@ -7,54 +7,32 @@
  *
  * Exit codes: 0 every request answered properly and the service still serving, 1 otherwise, 2 usage.
  */
+import '../src/basics/supported-node';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { type CommandSpec, parseCommandLine, usageError } from '../src/basics/command-line';
 import { freePort } from './free-port';
 import { fuzz, type FuzzReport } from './fuzz/run';
 import { runMain } from './run-main';
 
-const USAGE = 'usage: npm run fuzz -- [--count N] [--seed N] [--concurrency N] [--url http://host:port[/base]] [--include-authcode]';
-
-interface Args {
-  count: number;
-  seed: number;
-  concurrency: number;
-  url?: string;
-  includeAuthCode: boolean;
-}
-
-function parseArgs(argv: string[]): Args | null {
-  const args: Args = { count: 5000, seed: Date.now() % 2 ** 31, concurrency: 16, includeAuthCode: false };
-  for (let i = 0; i < argv.length; i++) {
-    const value = argv[i + 1];
-    const whole = () => (value !== undefined && /^\d+$/.test(value) ? Number(value) : NaN);
-    switch (argv[i]) {
-      case '--count':
-      case '--seed':
-      case '--concurrency': {
-        const n = whole();
-        if (Number.isNaN(n) || (argv[i] !== '--seed' && n < 1)) return null;
-        args[argv[i].slice(2) as 'count' | 'seed' | 'concurrency'] = n;
-        i++;
-        break;
-      }
-      case '--url':
-        if (value === undefined) return null;
-        args.url = value;
-        i++;
-        break;
-      case '--include-authcode':
-        args.includeAuthCode = true;
-        break;
-      default:
-        return null;
-    }
-  }
-  return args;
-}
+const COMMAND = {
+  usage: ['npm run fuzz -- [--count N] [--seed N] [--concurrency N] [--url http://host:port[/base]] [--include-authcode]'],
+  summary: [
+    'Fuzzes a service with mutated requests of every binding and reports what was not answered properly:',
+    'a service of its own (built, on a free port, with the demo data), or a running one at --url.',
+  ],
+  options: {
+    count: { type: 'integer', min: 1, help: 'requests to send (default 5000)' },
+    seed: { type: 'integer', min: 0, help: 'the mutations\' seed, to repeat a run (default: the time)' },
+    concurrency: { type: 'integer', min: 1, help: 'requests in flight at once (default 16)' },
+    url: { type: 'string', value: 'URL', help: 'a running service instead (AuthCode left out: it texts)' },
+    'include-authcode': { type: 'boolean', help: 'with --url: fuzz AuthCode too' },
+  },
+  notes: ['exit codes: 0 every request answered properly and the service still serving, 1 otherwise, 2 usage'],
+} as const satisfies CommandSpec;
 
 async function waitUntilServing(port: number, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -106,11 +84,17 @@ function print(report: FuzzReport, seed: number, ms: number): void {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv);
-  if (args === null) {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
-  }
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const { values } = line;
+  const args = {
+    count: values.count ?? 5000,
+    seed: values.seed ?? Date.now() % 2 ** 31,
+    concurrency: values.concurrency ?? 16,
+    url: values.url,
+    includeAuthCode: values['include-authcode'] === true,
+  };
+  if (args.url !== undefined && !/^http:\/\/[^/]/.test(args.url)) return usageError(COMMAND, `--url takes an http:// URL, not "${args.url}"`);
   const own = args.url === undefined ? await ownService() : null;
   const target = own === null ? new URL(args.url!) : new URL(`http://127.0.0.1:${own.port}`);
   const started = Date.now();

@@ -11,18 +11,33 @@
  * Exit codes: 0 imported, 1 bad input, storage or configuration problem, 2 usage.
  * Runs compiled (node dist/scripts/import.js); its parts run from source in the tests.
  */
+import '../src/basics/supported-node';
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { ConfigError, loadConfig, settingWarnings } from '../src/config';
 import { projectRoot } from '../src/basics/paths';
+import { type CommandSpec, parseCommandLine, usageError, type Values } from '../src/basics/command-line';
 import { fileSource, ImportError, importFiles, type ImportSource, ImportStoppedError } from '../src/store/import';
 import { openStore, storeLocation, StoreOpenError } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { runMain } from './run-main';
 
-export const USAGE =
-  'usage: npm run import -- [--students FILE.csv] [--devices FILE.csv] [--replace] [--delimiter ";"] | --demo';
+export const COMMAND = {
+  usage: ['npm run import -- [--students FILE.csv] [--devices FILE.csv] [--replace] [--delimiter ";"] | --demo'],
+  summary: [
+    'Loads students and device tokens from CSV files into the configured store (SQLite, or PostgreSQL',
+    'when DATABASE_URL is set). Bad input writes nothing (docs/import.md).',
+  ],
+  options: {
+    students: { type: 'string', value: 'FILE.csv', help: 'the students file' },
+    devices: { type: 'string', value: 'FILE.csv', help: "the devices file (each student's device tokens)" },
+    replace: { type: 'boolean', help: "the students file is the whole truth for its schools: a school's pupils it no longer lists are removed" },
+    delimiter: { type: 'string', value: 'CHAR', help: 'the field separator: one character, "tab" for a tab (default ",")' },
+    demo: { type: 'boolean', help: 'the sample set in demo/' },
+  },
+  notes: ['exit codes: 0 imported, 1 bad input, storage or configuration problem, 2 usage'],
+} as const satisfies CommandSpec;
 
 /** Progress of one file by bytes read. */
 export interface Progress {
@@ -106,7 +121,6 @@ const processIo = (): ImportIo => ({
 class UsageError extends Error {}
 
 interface Args {
-  help: boolean;
   demo: boolean;
   replace: boolean;
   delimiter: string;
@@ -114,48 +128,16 @@ interface Args {
   devices?: string;
 }
 
-function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { help: false, demo: false, replace: false, delimiter: ',' };
-  const seen = new Set<string>();
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg;
-    const inline = flag === arg ? undefined : arg.slice(eq + 1);
-    const value = (what: string): string => {
-      if (seen.has(flag)) throw new UsageError(`${flag} given more than once`);
-      seen.add(flag);
-      const v = inline ?? argv[++i];
-      if (v === undefined || v === '' || (inline === undefined && v.startsWith('--'))) throw new UsageError(`${flag} needs ${what}`);
-      return v;
-    };
-    switch (flag) {
-      case '-h':
-      case '--help':
-        args.help = true;
-        break;
-      case '--demo':
-      case '--replace':
-        if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
-        args[flag === '--demo' ? 'demo' : 'replace'] = true;
-        break;
-      case '--students':
-      case '--devices':
-        args[flag === '--students' ? 'students' : 'devices'] = value('a file name');
-        break;
-      case '--delimiter': {
-        const d = value('a character');
-        args.delimiter = d === '\\t' || d === 'tab' ? '\t' : d;
-        if (args.delimiter.length !== 1 || args.delimiter === '"' || args.delimiter === '\n' || args.delimiter === '\r') {
-          throw new UsageError('--delimiter must be one character other than a quote or a line break, such as ";"');
-        }
-        break;
-      }
-      default:
-        throw new UsageError(arg.startsWith('-') ? `unknown option ${arg}` : `unexpected argument "${arg}"`);
+/** What the options say, or the refusal of a combination the parser cannot judge. */
+function options(values: Values<typeof COMMAND>): Args {
+  const args: Args = { demo: values.demo === true, replace: values.replace === true, delimiter: ',', students: values.students, devices: values.devices };
+  if (values.delimiter !== undefined) {
+    const d = values.delimiter;
+    args.delimiter = d === '\\t' || d === 'tab' ? '\t' : d;
+    if (args.delimiter.length !== 1 || args.delimiter === '"' || args.delimiter === '\n' || args.delimiter === '\r') {
+      throw new UsageError('--delimiter must be one character other than a quote or a line break, such as ";"');
     }
   }
-  if (args.help) return args;
   if (args.demo && (args.students !== undefined || args.devices !== undefined)) {
     throw new UsageError('--demo cannot be combined with --students or --devices');
   }
@@ -196,17 +178,14 @@ function source(shown: string, path: string, size: number, progress: Progress | 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 export async function main(argv: readonly string[], io: ImportIo = processIo()): Promise<number> {
+  const line = parseCommandLine(COMMAND, argv, io);
+  if (typeof line === 'number') return line;
   let args: Args;
   try {
-    args = parseArgs(argv);
+    args = options(line.values);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`error: ${err.message} (${USAGE})`);
-    return 2;
-  }
-  if (args.help) {
-    io.out(USAGE);
-    return 0;
+    return usageError(COMMAND, err.message, io);
   }
 
   // As the service says them: a misspelt DATABASE_URL would import into SQLite in silence.

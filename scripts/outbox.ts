@@ -5,36 +5,39 @@
  *   npm run outbox -- --retry-failed                   every failed message that still has its code
  * Exit codes: 0 done, 1 storage or configuration problem or nothing to retry, 2 usage.
  */
+import '../src/basics/supported-node';
+import { type CommandIo, type CommandSpec, parseCommandLine, usageError, type Values } from '../src/basics/command-line';
 import { ConfigError, loadConfig, settingWarnings } from '../src/config';
 import { openStore, StoreOpenError } from '../src/store/open';
 import type { OutboxRecord, Store } from '../src/store/store';
 import { runMain } from './run-main';
 
-export const USAGE = 'usage: npm run outbox -- --list [--failed] [--limit N] | --retry ID | --retry-failed';
+export const COMMAND = {
+  usage: ['npm run outbox -- --list [--failed] [--limit N]', 'npm run outbox -- --retry ID', 'npm run outbox -- --retry-failed'],
+  summary: ['The SMS outbox of the configured store: messages newest first (phones in full, codes never shown),', 'or failed ones queued to be sent again.'],
+  options: {
+    list: { type: 'boolean', help: 'the messages, newest first, as tab-separated lines' },
+    failed: { type: 'boolean', help: 'with --list: only the failed ones' },
+    limit: { type: 'integer', min: 1, max: 999_999, help: 'with --list: at most N messages (default 50)' },
+    retry: { type: 'integer', value: 'ID', min: 1, max: Number.MAX_SAFE_INTEGER, help: 'send this failed message again (its attempts start over)' },
+    'retry-failed': { type: 'boolean', help: 'send again every failed message that still has its code' },
+  },
+  notes: ['exit codes: 0 done, 1 storage or configuration problem or nothing to retry, 2 usage'],
+} as const satisfies CommandSpec;
 
-export interface OutboxIo {
-  out(line: string): void;
-  err(line: string): void;
+export interface OutboxIo extends CommandIo {
   env: Record<string, string | undefined>;
 }
 
 type Command = { kind: 'list'; failed: boolean; limit: number } | { kind: 'retry'; id: number | null };
 
-function parseArgs(argv: readonly string[]): Command | null {
-  const [first, ...rest] = argv;
-  if (first === '--list') {
-    let failed = false;
-    let limit = 50;
-    for (let i = 0; i < rest.length; i += 1) {
-      if (rest[i] === '--failed') failed = true;
-      else if (rest[i] === '--limit' && /^[1-9]\d{0,5}$/.test(rest[i + 1] ?? '')) limit = Number(rest[(i += 1)]);
-      else return null;
-    }
-    return { kind: 'list', failed, limit };
-  }
-  if (first === '--retry' && rest.length === 1 && /^[1-9]\d{0,15}$/.test(rest[0]!)) return { kind: 'retry', id: Number(rest[0]) };
-  if (first === '--retry-failed' && rest.length === 0) return { kind: 'retry', id: null };
-  return null;
+/** Exactly one of --list, --retry and --retry-failed; --failed and --limit only with --list. */
+function commandOf(values: Values<typeof COMMAND>): Command | string {
+  const chosen = (['list', 'retry', 'retry-failed'] as const).filter((k) => values[k] !== undefined);
+  if (chosen.length !== 1) return chosen.length === 0 ? 'say what to do: --list, --retry ID or --retry-failed' : `--${chosen[0]} and --${chosen[1]} do not go together`;
+  if (chosen[0] !== 'list' && (values.failed !== undefined || values.limit !== undefined)) return '--failed and --limit go with --list only';
+  if (chosen[0] === 'list') return { kind: 'list', failed: values.failed === true, limit: values.limit ?? 50 };
+  return { kind: 'retry', id: values.retry ?? null };
 }
 
 const cell = (v: string | number | null): string => (v === null ? '-' : String(v));
@@ -46,11 +49,10 @@ function row(r: OutboxRecord): string {
 }
 
 export async function main(argv: readonly string[], io: OutboxIo = processIo()): Promise<number> {
-  const command = parseArgs(argv);
-  if (command === null) {
-    io.err(USAGE);
-    return 2;
-  }
+  const line = parseCommandLine(COMMAND, argv, io);
+  if (typeof line === 'number') return line;
+  const command = commandOf(line.values);
+  if (typeof command === 'string') return usageError(COMMAND, command, io);
   // As the service says them: a misspelt DATABASE_URL would list SQLite's outbox in silence.
   for (const line of settingWarnings(io.env)) io.err(`warning: ${line}`);
   let store: Store | undefined;

@@ -14,44 +14,38 @@
  * the host answers fails the run. A fresh answer differs when the replay's comparison (status, media
  * type, framing, Cache-Control, the body by XML meaning) tells it from the recorded one.
  */
+import '../src/basics/supported-node';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type CommandSpec, parseCommandLine, usageError } from '../src/basics/command-line';
 import { describeAccepted } from './legacy/accepted';
 import { freePort } from './free-port';
 import { legacyHostDir, startLegacyHost } from './legacy/host';
 import { casesOf, MATRIX } from './legacy/matrix';
 import { type Recorded, RECORDINGS, readRecording, recordCases, recordingChanges, recordingPath, writeRecording } from './legacy/recording';
 
-interface Options {
-  only: string[];
-  check: boolean;
-  list: boolean;
-  port: number | null;
-}
-
-function parse(argv: string[]): Options | string {
-  const o: Options = { only: [], check: false, list: false, port: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--only') o.only.push(argv[++i] ?? '');
-    else if (a === '--check') o.check = true;
-    else if (a === '--list') o.list = true;
-    else if (a === '--port') o.port = Number(argv[++i]);
-    else return `unknown argument ${a}`;
-  }
-  const unknown = o.only.filter((n) => !MATRIX.some((c) => c.name === n));
-  if (unknown.length > 0) return `no configuration ${unknown.join(', ')} (--list names them)`;
-  if (o.port !== null && !(Number.isInteger(o.port) && o.port > 0 && o.port < 65536)) return '--port takes a port number';
-  return o;
-}
+const COMMAND = {
+  usage: ['npm run record-legacy -- [--only NAME]... [--check] [--list] [--port N]'],
+  summary: [
+    "Records the legacy ASMX host's answers under every site configuration of the matrix into",
+    'test/fixtures/legacy/, starting a legacy host (LEGACY_HOST_DIR, default scripts/legacy-host/) for each.',
+  ],
+  options: {
+    only: { type: 'string', multiple: true, value: 'NAME', help: 'record this configuration again, keep the others (repeatable)' },
+    check: { type: 'boolean', help: 'record into a scratch directory and fail on any answer that differs from the committed recording' },
+    list: { type: 'boolean', help: 'the configurations, and the accepted differences' },
+    port: { type: 'integer', min: 1, max: 65535, help: "the legacy hosts' port (default: a free one)" },
+  },
+  notes: ['exit codes: 0 recorded (or as recorded), 1 --check found answers that differ, 2 usage'],
+} as const satisfies CommandSpec;
 
 async function main(argv: string[]): Promise<number> {
-  const o = parse(argv);
-  if (typeof o === 'string') {
-    process.stderr.write(`${o}\nusage: npm run record-legacy -- [--only NAME]... [--check] [--list] [--port N]\n`);
-    return 2;
-  }
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const o = { only: line.values.only ?? [], check: line.values.check === true, list: line.values.list === true, port: line.values.port ?? null };
+  const unknown = o.only.filter((n) => !MATRIX.some((c) => c.name === n));
+  if (unknown.length > 0) return usageError(COMMAND, `no configuration ${unknown.join(', ')} (--list names them)`);
   const chosen = MATRIX.filter((c) => o.only.length === 0 || o.only.includes(c.name));
   if (o.list) {
     for (const c of MATRIX) process.stdout.write(`${c.name.padEnd(32)} ${c.corpus.padEnd(9)} ${c.namespace}  ${c.virtualDir || '/'}  ${c.protocols}\n`);
@@ -96,7 +90,7 @@ if (require.main === module) {
     (code) => process.exit(code),
     (e: unknown) => {
       process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-      process.exit(2);
+      process.exit(1);
     },
   );
 }

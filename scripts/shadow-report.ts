@@ -9,10 +9,13 @@
  * examples an hour, under the disk floor...) are counted from the log's tally lines, and said.
  * Read as a stream: a week's log is fine.
  */
+import '../src/basics/supported-node';
 import fs from 'node:fs';
 import readline from 'node:readline';
+import { type CommandSpec, parseCommandLine } from '../src/basics/command-line';
 import { logFiles } from '../src/shadow/log-file';
 import { type DifferenceLine, isTally, type NotWrittenLine } from '../src/shadow/report';
+import { runMain } from './run-main';
 
 interface Kind {
   kind: string;
@@ -125,14 +128,23 @@ export function format(s: Summary): string {
   return out.join('\n');
 }
 
+const COMMAND = {
+  usage: ['npm run shadow-report -- FILE [--json]'],
+  summary: [
+    "Summarises a shadowing service's differences log (FILE: its SHADOW_LOG, with the files rotated out of it):",
+    'totals per operation and binding, then each kind of difference with how many requests showed it and one example.',
+  ],
+  options: { json: { type: 'boolean', help: 'the summary as JSON' } },
+  positionals: ['FILE'],
+  notes: ['exit codes: 0 summarised, 1 FILE cannot be read, 2 usage'],
+} as const satisfies CommandSpec;
+
 async function main(argv: string[]): Promise<number> {
-  const json = argv.includes('--json');
-  const args = argv.filter((a) => a !== '--json');
-  if (args.length !== 1) {
-    process.stderr.write('usage: npm run shadow-report -- FILE [--json]   (FILE: the SHADOW_LOG of a shadowing service)\n');
-    return 2;
-  }
-  const files = logFiles(args[0]);
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const json = line.values.json === true;
+  const args = line.positionals;
+  const files = logFiles(args[0]!);
   let inputs: fs.ReadStream[];
   try {
     if (files.length === 0) throw new Error('no such file');
@@ -147,4 +159,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (require.main === module) void main(process.argv.slice(2)).then((code) => process.exit(code));
+if (require.main === module) runMain(main);

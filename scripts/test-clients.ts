@@ -13,6 +13,7 @@
  * CLIENTS_REQUIRED=1 (set by CI) skipping any client fails the run.
  * Exit codes: 0 all ran clients passed, 1 a client failed or (CLIENTS_REQUIRED=1) one was skipped, 2 usage.
  */
+import '../src/basics/supported-node';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -27,6 +28,7 @@ import { fileSource, importFiles } from '../src/store/import';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';
 import { projectRoot } from '../src/basics/paths';
+import { type CommandSpec, parseCommandLine, usageError } from '../src/basics/command-line';
 import { runMain } from './run-main';
 
 const ROOT = projectRoot;
@@ -314,14 +316,26 @@ function table(rows: readonly (readonly string[])[]): string {
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }
 
-async function main(argv: readonly string[]): Promise<number> {
+const COMMAND = {
+  usage: ['npm run test:clients [-- CLIENT...]'],
+  summary: [
+    'The real-client suite: each client program of test/clients/ generates its proxies from the served ?wsdl',
+    'of a throw-away service and calls every operation on every binding it supports (every client, or these).',
+  ],
+  options: {},
+  positionals: ['[CLIENT...]'],
+  notes: [
+    `clients: ${CLIENTS.map((c) => c.name).join(', ')}`,
+    'exit codes: 0 all ran clients passed, 1 a client failed or (CLIENTS_REQUIRED=1) one was skipped, 2 usage',
+  ],
+} as const satisfies CommandSpec;
+
+async function main(args: readonly string[]): Promise<number> {
+  const line = parseCommandLine(COMMAND, args);
+  if (typeof line === 'number') return line;
+  const argv = line.positionals;
   const unknown = argv.filter((a) => !CLIENTS.some((c) => c.name === a));
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `error: unknown client ${unknown.join(', ')} (usage: test-clients.js [${CLIENTS.map((c) => c.name).join('|')}]...)\n`,
-    );
-    return 2;
-  }
+  if (unknown.length > 0) return usageError(COMMAND, `unknown client ${unknown.join(', ')}`);
   const selected = argv.length === 0 ? CLIENTS : CLIENTS.filter((c) => argv.includes(c.name));
   const required = process.env.CLIENTS_REQUIRED === '1';
   // The service logs every request on stderr; here its answers are what is under test.

@@ -1,5 +1,8 @@
+// First: on an unsupported Node this stops the process in one line, before anything native loads.
+import './basics/supported-node';
 import cluster from 'node:cluster';
 import fs from 'node:fs';
+import { parseCommandLine } from './basics/command-line';
 import { ConfigError, loadConfig, settingWarnings } from './config';
 import { runPrimary } from './process/cluster';
 import { enableClusterMetrics } from './app/metrics';
@@ -18,12 +21,28 @@ function exitOnUncaught(kind: string, error: unknown): void {
 process.on('uncaughtException', (e) => exitOnUncaught('uncaught exception', e));
 process.on('unhandledRejection', (e) => exitOnUncaught('unhandled rejection', e));
 
+/** Its command line: nothing but --help and --version; the settings are the environment's. */
+const SERVICE_COMMAND = {
+  usage: ['node --max-semi-space-size=2 dist/src/main.js   (what npm start runs)'],
+  summary: [
+    'The Student Information service: the five .asmx endpoints, and the admin listener.',
+    'Settings come from the environment and a .env file in the working directory (README.md#configuration).',
+  ],
+  options: {},
+  notes: ['exit codes: 0 stopped (SIGTERM, SIGINT, SIGHUP), every request answered; 1 a setting refused, no start, or a stop', 'that cut requests short (SHUTDOWN_TIMEOUT_MS); 2 usage'],
+} as const;
+
 /**
  * The process model. Settings come from the environment and, when there is one, a `.env` file in the
  * working directory (the environment wins). WORKERS=1 serves from this process; WORKERS>1 makes this
  * process a cluster primary that forks the workers (each runs this file again as a worker).
  */
 async function main(): Promise<void> {
+  const args = parseCommandLine(SERVICE_COMMAND, process.argv.slice(2));
+  if (typeof args === 'number') {
+    process.exitCode = args;
+    return;
+  }
   // Node's own loader: the variables already set are kept, as dotenv does.
   if (fs.existsSync('.env')) process.loadEnvFile('.env');
   // Said once, by the process the operator started (a worker reads the same environment), and before

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { main, USAGE, type ImportIo } from '../scripts/import';
+import { COMMAND, main, type ImportIo } from '../scripts/import';
+import { helpText } from '../src/basics/command-line';
 import { type CsvProblem, type CsvRecord, readCsv } from '../src/store/csv';
 import { fileSource, ImportError, importFiles, type ImportReport, type ImportSource } from '../src/store/import';
 import { openStore } from '../src/store/open';
@@ -442,15 +443,16 @@ describe('import CLI', () => {
     [[], 'nothing to import'],
     [['--bogus'], 'unknown option --bogus'],
     [['stray.csv'], 'unexpected argument "stray.csv"'],
-    [['--students'], '--students needs a file name'],
-    [['--students', '--devices', 'x.csv'], '--students needs a file name'],
+    [['--students'], '--students needs a value (FILE.csv)'],
+    [['--students', '--devices', 'x.csv'], '--students needs a value (FILE.csv)'],
+    [['--students='], '--students needs a value (FILE.csv)'],
     [['--devices', 'a.csv', '--devices', 'b.csv'], '--devices given more than once'],
     [['--demo', '--students', 'a.csv'], '--demo cannot be combined with --students or --devices'],
     [['--replace=yes', '--demo'], '--replace takes no value'],
     [['--demo', '--delimiter', ';;'], '--delimiter must be one character other than a quote or a line break, such as ";"'],
   ])('usage error %j exits 2', async (argv, message) => {
     expect(await main(argv, io)).toBe(2);
-    expect(err).toEqual([`error: ${message} (${USAGE})`]);
+    expect(err).toEqual([`error: ${message}`, `usage: ${COMMAND.usage[0]}`]);
     expect(out).toEqual([]);
   });
 
@@ -465,7 +467,8 @@ describe('import CLI', () => {
 
   test('--help prints usage and exits 0', async () => {
     expect(await main(['--help'], io)).toBe(0);
-    expect(out).toEqual([USAGE]);
+    expect(out).toEqual([helpText(COMMAND)]);
+    expect(out[0]!.split('\n')[0]).toBe(`usage: ${COMMAND.usage[0]}`);
   });
 
   test('a configuration error exits 1 with one line', async () => {

@@ -5,10 +5,12 @@
  *
  *   node .dev-build/scripts/bench/ceiling.js ANSWERS.json     (PORT from the environment)
  */
+import '../../src/basics/supported-node';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { BenchRequest } from './workloads';
+import { type CommandSpec, parseCommandLine } from '../../src/basics/command-line';
 
 export interface RecordedAnswer {
   key: string;
@@ -120,8 +122,20 @@ export function createCeilingServer(answers: readonly RecordedAnswer[]): http.Se
   return server;
 }
 
+/** Started by the benchmark (index.ts), not by hand. */
+const COMMAND = {
+  usage: ['PORT=N node .dev-build/scripts/bench/ceiling.js ANSWERS.json'],
+  summary: ["The benchmark's ceiling: plain node http answering each request with the recorded answer's bytes, on 127.0.0.1:PORT."],
+  options: {},
+  positionals: ['ANSWERS.json'],
+} as const satisfies CommandSpec;
+
 if (require.main === module) {
-  const answers = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')) as RecordedAnswer[];
-  createCeilingServer(answers).listen(Number(process.env.PORT), '127.0.0.1');
-  process.on('SIGTERM', () => process.exit(0));
+  const line = parseCommandLine(COMMAND, process.argv.slice(2));
+  if (typeof line === 'number') process.exitCode = line;
+  else {
+    const answers = JSON.parse(fs.readFileSync(line.positionals[0]!, 'utf8')) as RecordedAnswer[];
+    createCeilingServer(answers).listen(Number(process.env.PORT), '127.0.0.1');
+    process.on('SIGTERM', () => process.exit(0));
+  }
 }

@@ -19,6 +19,7 @@
  * Only the ratios within one run mean anything: on a shared 2-core machine the ceiling itself moves
  * by a factor of two from run to run, and CPU per request by some 10%.
  */
+import '../../src/basics/supported-node';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,7 +33,8 @@ import { compare } from './compare';
 import { type CpuRow, type CpuTarget, measureCpu, printCpuTable } from './cpu-table';
 import { judgeCpu } from './judge';
 import { cpuMarkdown } from './markdown';
-import { parseArgs } from './options';
+import { BENCH_COMMAND, benchOptions } from './options';
+import { parseCommandLine, usageError } from '../../src/basics/command-line';
 import { checkShadow, measureShadow, printShadow, type ShadowRow, type StartTwins } from './shadow';
 import { BENCH_SERVICE_ENV, freshRequests, QUICK, SHADOWED, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
@@ -52,7 +54,10 @@ interface Target {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const o = parseArgs(argv);
+  const line = parseCommandLine(BENCH_COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const o = benchOptions(line.values);
+  if (typeof o === 'string') return usageError(BENCH_COMMAND, o);
   if (o.compare !== null) return compare({ other: o.compare, only: o.only, store: o.store, rounds: o.rounds, seconds: o.seconds, rate: o.pacedRate });
   const loadAtStart = os.loadavg()[0];
   const workloads = WORKLOADS.filter((w) => (o.only ?? (o.quick ? QUICK : null))?.includes(w.id) ?? true);

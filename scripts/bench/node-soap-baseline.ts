@@ -5,10 +5,12 @@
  *
  *   node .dev-build/scripts/bench/node-soap-baseline.js      (PORT from the environment)
  */
+import '../../src/basics/supported-node';
 import express from 'express';
 import * as soap from 'soap';
 import { WsdlCatalog } from '../../src/pages/wsdl';
 import { benchDevices, benchStudents } from './workloads';
+import { type CommandSpec, parseCommandLine } from '../../src/basics/command-line';
 
 export function createNodeSoapApp(): express.Express {
   const students = new Map<string, { id_student: string; fullName: string; id_device: string; ShowActive: string }[]>();
@@ -49,7 +51,18 @@ export function createNodeSoapApp(): express.Express {
   return app;
 }
 
+/** Started by the benchmark (index.ts), not by hand. */
+const COMMAND = {
+  usage: ['PORT=N node .dev-build/scripts/bench/node-soap-baseline.js'],
+  summary: ["The benchmark's yardstick: node-soap and Express as published, serving the same WSDLs from memory, on 127.0.0.1:PORT."],
+  options: {},
+} as const satisfies CommandSpec;
+
 if (require.main === module) {
-  createNodeSoapApp().listen(Number(process.env.PORT), '127.0.0.1');
-  process.on('SIGTERM', () => process.exit(0));
+  const line = parseCommandLine(COMMAND, process.argv.slice(2));
+  if (typeof line === 'number') process.exitCode = line;
+  else {
+    createNodeSoapApp().listen(Number(process.env.PORT), '127.0.0.1');
+    process.on('SIGTERM', () => process.exit(0));
+  }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { CommandSpec, Values } from '../../src/basics/command-line';
 import { buildRoot } from './processes';
 
 /** `npm run bench`'s options (index.ts says what each run does). */
@@ -31,71 +32,64 @@ export interface Options {
 /** The published results' directory, in the project the bench was built from (above .dev-build/ when built). */
 export const PUBLISHED = path.join(fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot), 'docs', 'bench');
 
-const positive = (name: string, v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} takes a positive integer`);
-  return n;
-};
+export const BENCH_COMMAND = {
+  usage: [
+    'npm run bench -- [--quick] [--workers2] [--only ID,...] [--rounds N] [--seconds N] [--cpu-rounds N] [--cpu-seconds N] [--out DIR]',
+    'npm run bench -- --publish [--workers2]',
+    'npm run bench -- --shadow-only | --shadow-aa',
+    'npm run bench -- --compare REF --only ID,... [--store sqlite|postgres] [--rate N]',
+  ],
+  summary: [
+    'The service side by side with the ceiling (plain node http) and node-soap as published, on this machine:',
+    'req/s, latency and peak RSS at saturation, then CPU time per request under a paced load (docs/performance.md).',
+  ],
+  options: {
+    quick: { type: 'boolean', help: 'three workloads, one round of each kind, SQLite with one worker' },
+    rounds: { type: 'integer', min: 1, help: 'req/s rounds (default 2)' },
+    seconds: { type: 'integer', min: 1, help: 'seconds a req/s round (default 3)' },
+    'cpu-rounds': { type: 'integer', min: 1, help: 'paced CPU rounds (default 3)' },
+    'cpu-seconds': { type: 'integer', min: 1, help: 'seconds a CPU round (default 2)' },
+    connections: { type: 'integer', min: 1, help: 'connections at saturation (default 16)' },
+    workers2: { type: 'boolean', help: 'WORKERS=2 beside one worker, in the req/s rounds' },
+    'shadow-only': { type: 'boolean', help: "only shadowing's cost, on a small call and a roster" },
+    'shadow-aa': { type: 'boolean', help: "the same with shadowing off in both twins: the comparison's own noise" },
+    only: { type: 'string', value: 'ID,...', help: 'only these workloads' },
+    out: { type: 'string', value: 'DIR', help: 'where the results go (default: a new directory under the temporary one)' },
+    publish: { type: 'boolean', help: 'the whole bench, its results written to docs/bench/' },
+    compare: { type: 'string', value: 'REF', help: 'this build against another (a git ref, a checkout or a build) by CPU per request' },
+    store: { type: 'string', value: 'sqlite|postgres', help: 'with --compare: the store (default sqlite)' },
+    rate: { type: 'string', value: 'N', help: 'with --compare: the paced rate, requests a second' },
+  },
+  notes: ['exit codes: 0 the targets held, 1 one did not, 2 usage'],
+} as const satisfies CommandSpec;
 
-export function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { quick: false, shadowOnly: false, shadowAa: false, rounds: 2, seconds: 3, cpuRounds: 3, cpuSeconds: 2, connections: 16, workers2: false, only: null, out: '', publish: false, compare: null, store: 'sqlite', pacedRate: null };
-  const given = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    given.add(argv[i]);
-    const value = () => argv[++i] ?? '';
-    switch (argv[i]) {
-      case '--quick':
-        o.quick = true;
-        break;
-      case '--rounds':
-        o.rounds = positive('--rounds', value());
-        break;
-      case '--seconds':
-        o.seconds = positive('--seconds', value());
-        break;
-      case '--cpu-rounds':
-        o.cpuRounds = positive('--cpu-rounds', value());
-        break;
-      case '--cpu-seconds':
-        o.cpuSeconds = positive('--cpu-seconds', value());
-        break;
-      case '--connections':
-        o.connections = positive('--connections', value());
-        break;
-      case '--workers2':
-        o.workers2 = true;
-        break;
-      case '--shadow-only':
-        o.shadowOnly = true;
-        break;
-      case '--shadow-aa':
-        Object.assign(o, { shadowOnly: true, shadowAa: true });
-        break;
-      case '--only':
-        o.only = value().split(',');
-        break;
-      case '--out':
-        o.out = value();
-        break;
-      case '--publish':
-        o.publish = true;
-        break;
-      case '--compare':
-        o.compare = value();
-        break;
-      case '--store': {
-        const store = value();
-        if (store !== 'sqlite' && store !== 'postgres') throw new Error('--store takes sqlite or postgres');
-        o.store = store;
-        break;
-      }
-      case '--rate':
-        o.pacedRate = Number(value());
-        if (!(o.pacedRate > 0)) throw new Error('--rate takes a positive number of requests per second');
-        break;
-      default:
-        throw new Error(`unknown option ${argv[i]}`);
-    }
+/** The options the command line gave, with their defaults, or why they do not go together. */
+export function benchOptions(v: Values<typeof BENCH_COMMAND>): Options | string {
+  const o: Options = {
+    quick: v.quick === true,
+    shadowOnly: v['shadow-only'] === true || v['shadow-aa'] === true,
+    shadowAa: v['shadow-aa'] === true,
+    rounds: v.rounds ?? 2,
+    seconds: v.seconds ?? 3,
+    cpuRounds: v['cpu-rounds'] ?? 3,
+    cpuSeconds: v['cpu-seconds'] ?? 2,
+    connections: v.connections ?? 16,
+    workers2: v.workers2 === true,
+    only: v.only === undefined ? null : v.only.split(','),
+    out: v.out ?? '',
+    publish: v.publish === true,
+    compare: v.compare ?? null,
+    store: 'sqlite',
+    pacedRate: null,
+  };
+  const given = new Set(Object.keys(v).map((name) => `--${name}`));
+  if (v.store !== undefined) {
+    if (v.store !== 'sqlite' && v.store !== 'postgres') return '--store takes sqlite or postgres';
+    o.store = v.store;
+  }
+  if (v.rate !== undefined) {
+    o.pacedRate = Number(v.rate);
+    if (!(o.pacedRate > 0)) return '--rate takes a positive number of requests per second';
   }
   // --quick: one short round of each kind, unless said otherwise.
   if (o.quick) {
@@ -109,7 +103,7 @@ export function parseArgs(argv: readonly string[]): Options {
     if (!given.has('--rounds')) o.rounds = 10;
     if (!given.has('--seconds')) o.seconds = 3;
   }
-  if (o.publish && (o.quick || o.only !== null || o.out !== '' || o.compare !== null)) throw new Error('--publish is for the whole bench only: not with --quick, --only, --out or --compare');
+  if (o.publish && (o.quick || o.only !== null || o.out !== '' || o.compare !== null)) return '--publish is for the whole bench only: not with --quick, --only, --out or --compare';
   if (o.publish) o.out = PUBLISHED;
   // Anything but a published run writes where it cannot overwrite the published results.
   if (o.out === '') o.out = path.join(os.tmpdir(), `asmx-bench-out-${new Date().toISOString().replace(/[:.]/g, '-')}`);

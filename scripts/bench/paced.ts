@@ -1,9 +1,11 @@
+import '../../src/basics/supported-node';
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { answerEnd, rawRequest } from './ceiling';
 import { processCpuSeconds, treeCpuSeconds } from './cpu';
 import { type Measured, percentile } from './load';
 import type { BenchRequest } from './workloads';
+import { type CommandSpec, parseCommandLine } from '../../src/basics/command-line';
 
 export interface PacedOptions {
   /** Requests per second, spread evenly over each second. */
@@ -67,10 +69,21 @@ export async function pace(port: number, request: BenchRequest | readonly BenchR
   return result;
 }
 
+/** Forked by pace() above, not run by hand. */
+const COMMAND = {
+  usage: ['(forked by the benchmark: it takes its work as a message on its channel)'],
+  summary: ["The benchmark's paced load generator, in a process of its own."],
+  options: {},
+} as const satisfies CommandSpec;
+
 if (require.main === module) {
-  process.once('message', ({ port, request, expectStatus, o }: { port: number; request: BenchRequest | BenchRequest[]; expectStatus: number; o: PacedOptions }) =>
-    void run(port, request, expectStatus, o).then((result) => process.send?.(result, () => process.exit(0))),
-  );
+  const line = parseCommandLine(COMMAND, process.argv.slice(2));
+  if (typeof line === 'number') process.exitCode = line;
+  else {
+    process.once('message', ({ port, request, expectStatus, o }: { port: number; request: BenchRequest | BenchRequest[]; expectStatus: number; o: PacedOptions }) =>
+      void run(port, request, expectStatus, o).then((result) => process.send?.(result, () => process.exit(0))),
+    );
+  }
 }
 
 /**

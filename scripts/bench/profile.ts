@@ -4,6 +4,7 @@
  * or part of the service (inclusive: a sample counts for every package on its stack) and the
  * functions with the most self time. The .cpuprofile is kept for a closer look (Chrome DevTools).
  */
+import '../../src/basics/supported-node';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,18 @@ import { drive } from './load';
 import { freePort, startService, stop } from './processes';
 import { WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
+import { type CommandSpec, parseCommandLine, usageError } from '../../src/basics/command-line';
+
+const COMMAND = {
+  usage: ['npm run bench:profile -- [WORKLOAD] [SECONDS]'],
+  summary: [
+    'A CPU profile of the service (node --cpu-prof) under one benchmark workload (default token-soap11) at',
+    '16 connections for SECONDS (default 8), summarised by package and by function; the .cpuprofile is kept.',
+  ],
+  options: {},
+  positionals: ['[WORKLOAD]', '[SECONDS]'],
+  notes: [`workloads: ${WORKLOADS.map((x) => x.id).join(', ')}`, 'exit codes: 0 profiled, 1 the run failed, 2 usage'],
+} as const satisfies CommandSpec;
 
 interface ProfileNode {
   id: number;
@@ -61,9 +74,12 @@ export function summarise(profile: CpuProfile, top = 20): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const [id = 'token-soap11', seconds = '8'] = argv;
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const [id = 'token-soap11', seconds = '8'] = line.positionals;
   const w = WORKLOADS.find((x) => x.id === id);
-  if (w === undefined) throw new Error(`unknown workload ${id}; one of ${WORKLOADS.map((x) => x.id).join(', ')}`);
+  if (w === undefined) return usageError(COMMAND, `unknown workload ${id}; one of ${WORKLOADS.map((x) => x.id).join(', ')}`);
+  if (!/^[1-9]\d{0,4}$/.test(seconds)) return usageError(COMMAND, `SECONDS must be a whole number from 1, not "${seconds}"`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-profile-'));
   const store = await sqliteStore(dir, writeCsv(dir));
   const env = { ...store.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };

@@ -4,6 +4,7 @@
  * rate, errors and p99, and the heap after a full GC at the start and the end. Exits 1 when any
  * request failed or the heap grew by more than 10%.
  */
+import '../../src/basics/supported-node';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,17 @@ import { drive } from './load';
 import { freePort, type Started, startService, stop } from './processes';
 import { type BenchRequest, WORKLOADS } from './workloads';
 import { runMain } from '../run-main';
+import { type CommandSpec, parseCommandLine } from '../../src/basics/command-line';
+
+const COMMAND = {
+  usage: ['npm run soak -- [--minutes N]'],
+  summary: [
+    'The service (SQLite, the benchmark data set) under a steady load at 70% of the maximum it just measured,',
+    'every operation in the mix: per minute the rate, errors and p99, and the heap after a full GC at the start and the end.',
+  ],
+  options: { minutes: { type: 'integer', min: 1, help: 'how long (default 10)' } },
+  notes: ['exit codes: 0 no request failed and the heap grew by 10% or less, 1 otherwise, 2 usage'],
+} as const satisfies CommandSpec;
 
 const NS = 'http://tempuri.org/';
 const soap = (endpoint: string, op: string, inner = ''): BenchRequest => ({
@@ -38,9 +50,9 @@ function heapAfterGc(p: Started): Promise<number> {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const at = argv.indexOf('--minutes');
-  const minutes = at === -1 ? 10 : Number(argv[at + 1]);
-  if (!Number.isInteger(minutes) || minutes < 1) throw new Error('usage: npm run soak -- --minutes N');
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const minutes = line.values.minutes ?? 10;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-soak-'));
   const store = await sqliteStore(dir, writeCsv(dir));
   const env = { ...store.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };

@@ -11,9 +11,11 @@
  *
  *   node .dev-build/scripts/bench/stand-in.js ANSWERS.json     (PORT from the environment)
  */
+import '../../src/basics/supported-node';
 import fs from 'node:fs';
 import net from 'node:net';
 import { answerEnd, type RecordedAnswer, requestKey } from './ceiling';
+import { type CommandSpec, parseCommandLine } from '../../src/basics/command-line';
 
 const NOT_FOUND = Buffer.from('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n', 'latin1');
 
@@ -46,8 +48,20 @@ export function createStandIn(answers: readonly RecordedAnswer[]): net.Server {
   });
 }
 
+/** Started by the benchmark (shadow.ts), not by hand. */
+const COMMAND = {
+  usage: ['PORT=N node .dev-build/scripts/bench/stand-in.js ANSWERS.json'],
+  summary: ["The shadow benchmark's stand-in legacy host: each copy answered with the recorded answer's bytes, on 127.0.0.1:PORT."],
+  options: {},
+  positionals: ['ANSWERS.json'],
+} as const satisfies CommandSpec;
+
 if (require.main === module) {
-  const answers = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')) as RecordedAnswer[];
-  createStandIn(answers).listen(Number(process.env.PORT), '127.0.0.1');
-  process.on('SIGTERM', () => process.exit(0));
+  const line = parseCommandLine(COMMAND, process.argv.slice(2));
+  if (typeof line === 'number') process.exitCode = line;
+  else {
+    const answers = JSON.parse(fs.readFileSync(line.positionals[0]!, 'utf8')) as RecordedAnswer[];
+    createStandIn(answers).listen(Number(process.env.PORT), '127.0.0.1');
+    process.on('SIGTERM', () => process.exit(0));
+  }
 }

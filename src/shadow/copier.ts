@@ -1,3 +1,5 @@
+// First: this file is its own process's entry (mirror.ts starts it); an unsupported Node stops here.
+import '../basics/supported-node';
 import net from 'node:net';
 import { answerCap, ByteBudget, heldBodiesLimit } from './budget';
 import { type Answer, compareLive, type Difference } from './compare';
