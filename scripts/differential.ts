@@ -14,6 +14,8 @@
  * The rules: Mono's own in scripts/legacy/accepted-generated.ts, the open ones (being fixed on other
  * branches) in scripts/differential/open-rules.ts. See docs/fidelity.md, "The differential run".
  */
+import '../src/basics/supported-node';
+import { type CommandLine, type CommandSpec, parseCommandLine, usageError } from '../src/basics/command-line';
 import { describeMonoOwn } from './legacy/accepted-generated';
 import { describeAccepted } from './legacy/accepted';
 import { freePort } from './free-port';
@@ -26,8 +28,26 @@ import { type Finding, runDifferential, runner } from './differential/run';
 import { startOurs } from './differential/service';
 import { runMain } from './run-main';
 
-const USAGE =
-  'usage: npm run differential -- [--seed N] [--count M] [--config NAME]... [--index I] [--draws a,b,c] [--legacy URL] [--concurrency N] [--shrink K] [--verbose] [--rules]';
+const COMMAND = {
+  usage: ['npm run differential -- [--seed N] [--count M] [--config NAME]... [--index I] [--draws a,b,c] [--legacy URL] [--concurrency N] [--shrink K] [--verbose] [--rules]'],
+  summary: [
+    'Puts generated requests to a legacy ASMX host it starts and to this service built from the tree, and',
+    'fails on any difference no written rule covers (scripts/legacy/accepted-generated.ts, scripts/differential/).',
+  ],
+  options: {
+    seed: { type: 'integer', min: 0, max: 2 ** 31 - 1, help: 'the seed (default: the time)' },
+    count: { type: 'integer', min: 1, max: 10_000_000, help: 'how many requests (default 1000)' },
+    config: { type: 'string', multiple: true, value: 'NAME', help: 'a site configuration of the matrix (default root-tempuri-all; repeatable)' },
+    index: { type: 'integer', min: 0, max: 10_000_000, value: 'I', help: 'requests from index I (with --count 1: one request made again, shown whole)' },
+    draws: { type: 'string', value: 'a,b,c', help: 'the request these draws make (what a shrunk finding prints)' },
+    legacy: { type: 'string', value: 'URL', help: 'a legacy host already running under the one --config given, instead of starting one' },
+    concurrency: { type: 'integer', min: 1, max: 64, help: 'requests at once (default 4)' },
+    shrink: { type: 'integer', min: 0, max: 1000, value: 'K', help: 'kinds of difference shrunk (default 8)' },
+    verbose: { type: 'boolean', help: 'every difference, not one per kind' },
+    rules: { type: 'boolean', help: 'print every rule, Mono\'s own with its reference' },
+  },
+  notes: ['exit codes: 0 every difference is covered by a written rule, 1 a finding, 2 usage'],
+} as const satisfies CommandSpec;
 
 interface Options {
   seed: number;
@@ -42,27 +62,21 @@ interface Options {
   rules: boolean;
 }
 
-function parse(argv: string[]): Options | string {
-  const o: Options = { seed: Date.now() % 2 ** 31, count: 1000, configs: [], index: 0, draws: null, legacy: null, concurrency: 4, shrink: 8, verbose: false, rules: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = argv[i + 1];
-    const whole = () => (value !== undefined && /^\d+$/.test(value) ? (i++, Number(value)) : NaN);
-    if (a === '--seed') o.seed = whole();
-    else if (a === '--count') o.count = whole();
-    else if (a === '--index') o.index = whole();
-    else if (a === '--concurrency') o.concurrency = whole();
-    else if (a === '--shrink') o.shrink = whole();
-    else if (a === '--config') o.configs.push(argv[++i] ?? '');
-    else if (a === '--legacy') o.legacy = argv[++i] ?? '';
-    else if (a === '--draws') o.draws = /^\d+(,\d+)*$/.test(value ?? '') ? (i++, value.split(',').map(Number)) : [NaN];
-    else if (a === '--verbose') o.verbose = true;
-    else if (a === '--rules') o.rules = true;
-    else return `unknown argument ${a}`;
-  }
-  if ([o.seed, o.count, o.index, o.concurrency, o.shrink].some(Number.isNaN) || o.count < 1 || o.concurrency < 1) return 'a number option takes a whole number (count and concurrency from 1)';
-  if (o.draws?.some(Number.isNaN)) return '--draws takes whole numbers separated by commas';
-  if (o.configs.length === 0) o.configs.push('root-tempuri-all');
+function options(line: CommandLine<typeof COMMAND>): Options | string {
+  const v = line.values;
+  if (v.draws !== undefined && !/^\d+(,\d+)*$/.test(v.draws)) return '--draws takes whole numbers separated by commas';
+  const o: Options = {
+    seed: v.seed ?? Date.now() % 2 ** 31,
+    count: v.count ?? 1000,
+    configs: v.config?.length ? [...v.config] : ['root-tempuri-all'],
+    index: v.index ?? 0,
+    draws: v.draws === undefined ? null : v.draws.split(',').map(Number),
+    legacy: v.legacy ?? null,
+    concurrency: v.concurrency ?? 4,
+    shrink: v.shrink ?? 8,
+    verbose: v.verbose === true,
+    rules: v.rules === true,
+  };
   const unknown = o.configs.filter((n) => !MATRIX.some((c) => c.name === n));
   if (unknown.length > 0) return `no configuration ${unknown.join(', ')} (npm run record-legacy -- --list names them)`;
   if (o.legacy !== null && o.configs.length !== 1) return '--legacy takes the one --config the running host serves';
@@ -70,11 +84,10 @@ function parse(argv: string[]): Options | string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const o = parse(argv);
-  if (typeof o === 'string') {
-    process.stderr.write(`${o}\n${USAGE}\n`);
-    return 2;
-  }
+  const line = parseCommandLine(COMMAND, argv);
+  if (typeof line === 'number') return line;
+  const o = options(line);
+  if (typeof o === 'string') return usageError(COMMAND, o);
   const out = (s: string) => process.stdout.write(s);
   if (o.rules) {
     out(describeMonoOwn());

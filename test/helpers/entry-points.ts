@@ -35,6 +35,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   entry('scripts/bench/stall.js', 'npm run bench:stall'),
   entry('scripts/compare-legacy.js', 'npm run compare-legacy'),
   entry('scripts/record-legacy.js', 'npm run record-legacy'),
+  entry('scripts/differential.js', 'npm run differential'),
   entry('scripts/bench/ceiling.js', null),
   entry('scripts/bench/stand-in.js', null),
   entry('scripts/bench/node-soap-baseline.js', null),
