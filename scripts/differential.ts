@@ -11,8 +11,8 @@
  *   [--concurrency N] [--shrink K] [--verbose] [--rules]
  *
  * Exit codes: 0 every difference is covered by a written rule, 1 a finding, 2 usage.
- * The rules: Mono's own in scripts/legacy/accepted-generated.ts, the open ones (being fixed on other
- * branches) in scripts/differential/open-rules.ts. See docs/fidelity.md, "The differential run".
+ * The rules: Mono's own in scripts/legacy/accepted-generated.ts, the temporary ones (being fixed on other
+ * branches; new findings) in scripts/differential/open-rules.ts. See docs/fidelity.md, "The differential run".
  */
 import '../src/basics/supported-node';
 import { type CommandLine, type CommandSpec, parseCommandLine, usageError } from '../src/basics/command-line';

@@ -71,12 +71,13 @@ describe('the generator', () => {
 });
 
 describe('the rules', () => {
-  test("each is named once; Mono's own each give the .NET reference source", () => {
+  test("each is named once; Mono's own each give the .NET reference source, or IIS's or http.sys's documented configuration", () => {
     const names = [...MONO_OWN, ...OPEN_RULES, ...NEW_FINDINGS].map((r) => r.name);
     expect(new Set(names).size).toBe(names.length);
     for (const r of MONO_OWN) {
       expect(r.reason).not.toBe('');
-      expect(r.evidence).toMatch(/\.cs\b/);
+      // what IIS answers before ASP.NET: its applicationHost.config; before IIS: http.sys's registry parameters (KB 820129)
+      expect([r.name, r.evidence]).toEqual([r.name, expect.stringMatching(/\.cs\b|\bapplicationHost\.config\b|\bKB 820129\b/)]);
     }
   });
 });

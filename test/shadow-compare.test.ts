@@ -202,6 +202,9 @@ test("request validation's refusal: Mono's quote of a value and .NET's agree, an
     // Mono's cut through a surrogate pair, read as U+FFFD
     ['id=&quot;&lt;bcdefghijklmn\ufffd...&quot;', 'id=&quot;&lt;bcdefghijklmn😀xyz&quot;'],
     ['id=&quot;&#233;&#233;&lt;bcdefghijklm...&quot;', 'id=&quot;&#233;&#233;&lt;bcdefghijklmnopqrst...&quot;'],
+    // a line feed in the value: Mono writes it as sent, as .NET does (only the message's own line end is LF for CRLF)
+    ['id=&quot;a\n&lt;b&quot;', 'id=&quot;a\n&lt;b&quot;'],
+    ['id=&quot;&lt;b\n\n12345678901...&quot;', 'id=&quot;&lt;b\n\n1234567890123456&quot;'],
   ];
   for (const [mono, ours] of agree) expect([mono, verdict(mono, ours)]).toEqual([mono, true]);
   const differ: Array<[string, string, string?]> = [
@@ -216,4 +219,15 @@ test("request validation's refusal: Mono's quote of a value and .NET's agree, an
     [`id=&quot;${'a'.repeat(15)}...&quot;`, `id=&quot;...${'a'.repeat(9)}&lt;b${'z'.repeat(18)}...&quot;`],
   ];
   for (const [mono, ours, collection] of differ) expect([ours, verdict(mono, ours, collection)]).toEqual([ours, false]);
+});
+
+// A raw `#fragment` is no part of the request the server reads: `GET /X.asmx#x` is the help page, compared as one.
+test('a service page asked with a raw fragment is compared as the page without it', () => {
+  const help = corpus.find((c) => c.kind === 'help' && c.method === 'GET' && /^\/\w+\.asmx$/.test(c.path) && c.legacy.status === 200)!;
+  // the hosts' help pages are their own designs: ours has another body and says its charset
+  const ours: Answer = { ...help.legacy, headers: { ...help.legacy.headers, 'content-type': 'text/html; charset=utf-8' }, body: '<html>ours</html>' };
+  for (const fragment of ['#', '#x', '#wsdl']) expect([fragment, compareLive('GET', help.path + fragment, help.legacy, ours)]).toEqual([fragment, []]);
+  // a WSDL asked with a fragment is still a WSDL, compared in full
+  const wsdl = corpus.find((c) => /\?wsdl$/i.test(c.path) && c.legacy.status === 200)!;
+  expect(compareLive('GET', `${wsdl.path}#x`, wsdl.legacy, { ...wsdl.legacy, body: wsdl.legacy.body.replace('definitions', 'definitionz') })).not.toEqual([]);
 });

@@ -56,7 +56,9 @@ function operationName(d: Draws, own: string, other: string, http: boolean, tags
   if (name !== 'non-ascii') return name;
   tags.push(`operation:non-ascii@${at}`);
   const n = d.pick(NON_ASCII_NAMES);
-  return d.chance(50) ? n : encodeURIComponent(n);
+  if (!d.chance(50)) return encodeURIComponent(n);
+  tags.push(`target:raw-non-ascii@${at}`);
+  return n;
 }
 
 /** A query string a SOAP call or a form does not read (but a service page asked by GET does), sometimes. */

@@ -40,7 +40,7 @@ function escaped(d: Draws, s: string, inQuery: boolean, tags: string[]): string 
   // Raw: in a query string only what a request line can carry (no space, control, `#` or `&`); in a form, anything but `&` and `=`.
   const unsafe = inQuery ? /[\s\u0000-\u001f\u007f#&=%+]/ : /[&=%+]/;
   const raw = [...s].map((ch) => (unsafe.test(ch) ? encodeURIComponent(ch) : ch)).join('');
-  if (inQuery && /[^\u0000-\u007f]/.test(raw)) tags.push(`query:raw-non-ascii@${at}`);
+  if (inQuery && /[^\u0000-\u007f]/.test(raw)) tags.push(`target:raw-non-ascii@${at}`);
   if (!inQuery && /[\u0080-\u00ff]/.test(raw)) tags.push(`form:raw-latin1@${at}`);
   return raw;
 }
@@ -122,6 +122,7 @@ export function method(d: Draws, own: 'GET' | 'POST', tags: string[]): string {
     [1, 'OPTIONS'],
     [1, 'FOO'],
   ] as const);
-  if (m === 'FOO') tags.push(`method:unknown@${at}`);
+  // the methods IIS answers itself (OPTIONS) or gives its static file handler (the rest), never ASMX
+  if (m === 'PUT' || m === 'DELETE' || m === 'OPTIONS' || m === 'FOO') tags.push(`method:not-asmx@${at}`);
   return m;
 }

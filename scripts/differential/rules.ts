@@ -1,3 +1,4 @@
+import type { HostError } from '../../src/basics/errors';
 import type { Answer } from '../../src/shadow/compare';
 import type { Generated } from './generate';
 
@@ -44,3 +45,6 @@ export function drawsWithout(g: Generated, rules: readonly Rule[]): number[] | n
 /** Helpers for `applies`. */
 export const isSoap = (g: Generated) => g.binding === 'soap11' || g.binding === 'soap12';
 export const isRuntimeErrorPage = (a: Answer) => a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body.includes('Runtime Error');
+/** Our answer is this page of IIS's or http.sys's, exactly (to HEAD without its body). */
+export const isHostError = (g: Generated, a: Answer, e: HostError) =>
+  a.status === e.status && a.headers['content-type'] === e.contentType && a.body === (g.c.method === 'HEAD' ? '' : e.body);

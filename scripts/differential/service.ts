@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../src/app';
+import { hostRules, unknownMethodAnswer } from '../../src/app/iis';
 import { setLogLevel } from '../../src/basics/log';
 import { projectRoot } from '../../src/basics/paths';
 import { loadConfig } from '../../src/config';
@@ -26,7 +27,8 @@ export async function startOurs(env: Record<string, string>): Promise<{ base: st
   const fixture = (name: string) => fileSource(name, path.join(data, name));
   await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () => store.beginImport());
   const sms = createSms(config.sms, store);
-  const server = createServer(config.limits, await createApp(config, store, { intake: sms.intake }));
+  // with the answers to methods node's parser refuses (DEBUG, FOO) as src/process/server.ts gives them
+  const server = createServer(config.limits, await createApp(config, store, { intake: sms.intake }), unknownMethodAnswer(hostRules(config.basePath, config.limits)));
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}${config.basePath}`,

@@ -1,4 +1,7 @@
-import { isRuntimeErrorPage, type Rule } from '../differential/rules';
+import type { Answer } from '../../src/shadow/compare';
+import { HostErrors } from '../../src/basics/errors';
+import type { Generated } from '../differential/generate';
+import { isHostError, isRuntimeErrorPage, type Rule } from '../differential/rules';
 
 /**
  * Mono's own differences as generated requests meet them (scripts/differential/): the same rules as
@@ -6,7 +9,29 @@ import { isRuntimeErrorPage, type Rule } from '../differential/rules';
  * features and the answers. Each says why Mono is not .NET there and the reference source
  * (microsoft/referencesource) that shows .NET answers as we do; docs/fidelity.md ("The differential
  * run") says how to add one. A difference none of these (nor a temporary open rule) covers fails the run.
+ *
+ * The IIS, http.sys and ASP.NET rules (`iis-*`, `httpsys-*`, `aspnet-*`) are where the service
+ * answers, on purpose, as IIS in front of ASP.NET does before ASMX is reached (docs/fidelity.md,
+ * "Before ASMX"), and the legacy host, an HttpListener with no IIS, hands the request to ASMX: each
+ * checks both answers, ours the very page IIS, http.sys or ASP.NET sends.
  */
+
+/** Our answer is ASP.NET's 404 page (PageNotFoundErrorFormatter, src/pages/error-page.ts). */
+const isAspNetNotFound = (g: Generated, a: Answer) =>
+  a.status === 404 && /^text\/html; charset=utf-8$/i.test(a.headers['content-type'] ?? '') && (g.c.method === 'HEAD' ? a.body === '' : a.body.includes('<title>The resource cannot be found.</title>'));
+/** ASP.NET's runtime error page (Mono's too), or to HEAD its head alone. */
+const isMonoErrorPage = (g: Generated, a: Answer) =>
+  g.c.method === 'HEAD' ? a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body === '' : isRuntimeErrorPage(a);
+/** Our answer is ASMX's `... Web Service method name is not valid.` (HTTP GET and POST). */
+const isMethodNameNotValid = (a: Answer) => a.status === 500 && /^text\/plain\b/.test(a.headers['content-type'] ?? '') && / Web Service method name is not valid\.\r\n$/.test(a.body);
+/** The query string as sent (no fragment). */
+const queryOf = (g: Generated) => (g.c.path.includes('?') ? g.c.path.slice(g.c.path.indexOf('?') + 1).replace(/#.*$/, '') : '');
+/** IIS's maxQueryString (applicationHost.config requestFiltering requestLimits), MAX_QUERY_BYTES's default. */
+const MAX_QUERY = 2048;
+/** http.sys's MaxRequestBytes (the request line and headers), MAX_HEADER_BYTES's default. */
+const MAX_REQUEST_BYTES = 16384;
+/** The path as ASP.NET reads it (http.sys resolves `.` and `..`, ASP.NET collapses `//`), without the query. */
+const canonicalPath = (path: string) => new URL(path.replace(/[?#].*$/, '').replace(/\/{2,}/g, '/'), 'http://h').pathname;
 export const MONO_OWN: Rule[] = [
   {
     name: 'mono-help-op-page',
@@ -59,12 +84,105 @@ export const MONO_OWN: Rule[] = [
       const query = g.c.path.slice(q + 1).replace(/#.*$/, '');
       // System.Uri writes each of these as %XX: three characters where the client sent one
       const escaped = query.length + 2 * (query.match(/["<>\\^`{|}]/g)?.length ?? 0);
-      // (the legacy host refuses from 2,048 escaped characters; a query of 2,048 as sent is an open rule's)
+      // (the legacy host refuses from 2,048 escaped characters; a query of 2,048 as sent is iis-query-2048's)
       return query.length < 2048 && escaped >= 2048;
     },
     reason:
       "a query string of up to 2,048 characters holding `\"<>\\^`{|}`: the legacy host's query is System.Uri's re-escaped one (each such character three), over maxQueryStringLength, so 400; IIS counts the query as sent",
     evidence: 'System.Web/HttpRequest.cs ValidateInputIfRequiredByConfig: QueryStringText.Length > httpRuntime.MaxQueryStringLength (2048) throws HttpException(400); QueryStringText is the query as IIS received it',
+  },
+  {
+    name: 'iis-methods',
+    features: ['method:not-asmx'],
+    applies: (g, legacy, ours) =>
+      legacy.status >= 400 &&
+      ((ours.status === 200 && ours.body === '' && ours.headers['content-type'] === undefined) || [HostErrors.methodNotAllowed(), HostErrors.notFound(), HostErrors.forbidden()].some((e) => isHostError(g, ours, e))),
+    reason:
+      "Mono hands every method to ASMX (405 or 500, its runtime error page); IIS answers OPTIONS itself on any path (200, Allow, no body) and gives PUT, DELETE and unknown methods to its static file handler: 405 and IIS's page on an .asmx file or the directory, 404 elsewhere (as accepted.ts's `methods/*`)",
+    evidence:
+      'applicationHost.config of IIS with ASP.NET 4: OPTIONSVerbHandler path="*" verb="OPTIONS" modules="ProtocolSupportModule"; WebServiceHandlerFactory-Integrated-4.0 path="*.asmx" verb="GET,HEAD,POST,DEBUG"; the last mapping StaticFile path="*" verb="*"; src/app/iis.ts',
+  },
+  {
+    name: 'iis-path-nul',
+    features: ['path:nul'],
+    applies: (g, legacy, ours) => isMonoErrorPage(g, legacy) && isHostError(g, ours, HostErrors.invalidUrl()),
+    reason: "`%00` in the path: Mono's runtime error page (500); http.sys refuses an escape decoding to a control character before IIS sees the request: 400 `Bad Request - Invalid URL`",
+    evidence: 'http.sys registry parameters, KB 820129: AllowRestrictedChars 0 (the default) refuses %00-%1F and %7F-%9F in the URL; src/contract/url.ts',
+  },
+  {
+    name: 'iis-path-space',
+    features: ['path:percent-20'],
+    applies: (g, legacy, ours) => {
+      const path = g.c.path.replace(/[?#].*$/, '');
+      // `/X.asmx/Op%20`: ASP.NET trims the path's end, the operation answers (checked against Mono without the space)
+      if (/\.asmx\/[^/]*%20$/i.test(path)) return isMonoErrorPage(g, legacy);
+      if (!isAspNetNotFound(g, ours) && !isHostError(g, ours, HostErrors.notFound())) return false;
+      // `/X.asmx%20`: Mono trims it and answers the service (a SOAP call), or its error page
+      return /\.asmx%20$/i.test(path) || isMonoErrorPage(g, legacy);
+    },
+    reason:
+      "`%20` next to the service's or the operation's name (`/X%20.asmx`, `/%20X.asmx`, `/X.asmx%20`, `/X.asmx/Op%20`): Mono answers its runtime error page (500), or for `/X.asmx%20` trims the space and answers the service; on IIS a segment ending in a space is ASP.NET's 404 page (Windows would read another name), a script that is none of the five too, `.asmx ` is no script's extension (IIS's 404 page), and ASP.NET trims the end of a path it hands on, so `/X.asmx/Op%20` is the operation",
+    evidence:
+      'System.Web/VirtualPath.cs Create (String.Trim: the white space at the path\'s end taken off), System.Web/CachedPathData.cs GetConfigPathData and System.Web/Util/FileUtil.cs IsSuspiciousPhysicalPath (a segment ending in a dot or a space), System.Web/ErrorFormatter.cs PageNotFoundErrorFormatter; applicationHost.config: WebServiceHandlerFactory-Integrated-4.0 path="*.asmx", StaticFile path="*" (404.0)',
+  },
+  {
+    name: 'iis-path-outside',
+    features: ['path:outside'],
+    applies: (g, legacy, ours) =>
+      legacy.status >= 400 && (isAspNetNotFound(g, ours) || [HostErrors.notFound(), HostErrors.forbidden(), HostErrors.methodNotAllowed()].some((e) => isHostError(g, ours, e))),
+    reason:
+      "a path that names no service: Mono answers its own 404 page (or hands `X.asmx.cs` to ASMX); IIS with ASP.NET answers ASP.NET's 404 page for a script that is none of the five, its own 404 page for any other file, 403 for the application's directory (405 for a POST to it)",
+    evidence:
+      'System.Web/ErrorFormatter.cs PageNotFoundErrorFormatter (System.Web/HttpApplication.cs MapHttpHandler: no such file); applicationHost.config: StaticFile path="*" (404.0, 403.14 with no default document and directoryBrowse off, 405 for POST)',
+  },
+  {
+    name: 'iis-query-2048',
+    features: ['query:near-2048'],
+    applies: (g, legacy, ours) => {
+      const query = queryOf(g);
+      if (query.length > MAX_QUERY && isHostError(g, ours, HostErrors.filtered())) {
+        // Mono's host counts the query System.Uri gave it, direction marks taken out: shorter, so served
+        return (legacy.status === 400 && isMonoErrorPage(g, legacy)) || /%E2%80%(8[EF]|A[A-E])/i.test(query);
+      }
+      return query.length === MAX_QUERY && legacy.status === 400 && isMonoErrorPage(g, legacy) && !isMonoErrorPage(g, ours);
+    },
+    reason:
+      "a query string of 2,048 characters or more: Mono refuses from 2,048 (400, its runtime error page), counting the query its HttpListener's System.Uri gave it (direction marks taken out); IIS's request filtering refuses the query as sent over 2,048 (404.15, its 404 page), so a query of exactly 2,048 is served",
+    evidence:
+      'applicationHost.config: requestFiltering requestLimits maxQueryString="2048" (refused when the query is longer); System.Web/HttpRequest.cs ValidateInputIfRequiredByConfig (QueryStringText.Length > MaxQueryStringLength, 2048, is never reached past request filtering)',
+  },
+  {
+    name: 'httpsys-url-too-long',
+    features: ['query:near-2048'],
+    applies: (g, _legacy, ours) => `${g.c.method} ${g.c.path} HTTP/1.1`.length > MAX_REQUEST_BYTES - 64 && isHostError(g, ours, HostErrors.urlTooLong()),
+    reason:
+      "a request line of about 16 KB (a long value, %-escaped): http.sys refuses a request whose line and headers pass MaxRequestBytes, 414 when the URL is what overflows; Mono's HttpListener reads it (200, or its 400 for a query over 2,048)",
+    evidence: 'http.sys registry parameters, KB 820129: MaxRequestBytes and MaxFieldLength 16384 (the defaults); MAX_HEADER_BYTES, docs/security.md',
+  },
+  {
+    name: 'aspnet-operation-name-not-valid',
+    features: ['operation:non-ascii'],
+    applies: (g, legacy, ours) =>
+      isMethodNameNotValid(ours) &&
+      // Mono: its runtime error page; or, a direction mark in the name, the operation (System.Uri strips the mark)
+      (isMonoErrorPage(g, legacy) || /%E2%80%(8[EF]|A[A-E])|[\u200e\u200f\u202a-\u202e]/i.test(g.c.path.replace(/\?.*$/, ''))),
+    reason:
+      "a non-ASCII operation name on HTTP GET or POST: .NET reads it from the decoded path and answers `... Web Service method name is not valid.` (500); Mono answers its runtime error page, or, for a name ending in a direction mark, as the operation (its HttpListener's System.Uri took the mark out)",
+    evidence:
+      'System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs Initialize (Request.PathInfo; WebInvalidMethodName when no method has the name), System.Web/HttpRequest.cs PathInfo (the path http.sys decoded)',
+  },
+  {
+    name: 'mono-dot-segments',
+    features: ['path:dot-segments'],
+    applies: (g, legacy, ours) =>
+      // `/X.asmx//Op`: Mono's operation is `/Op`
+      (/\.asmx\/\//i.test(g.c.path) && legacy.status === 500 && /^\{0\} Web Service method name is not valid\.\n$/.test(legacy.body)) ||
+      // a service page's addresses: Mono writes the path as asked, .NET the canonical one
+      (legacy.status === 200 && ours.status === 200 && legacy.body.includes('{PATH}') && legacy.body.split('{PATH}').join(canonicalPath(g.c.path)) === ours.body),
+    reason:
+      "a path with `//`, `/./` or `/x/../`: Mono reads `/X.asmx//Op` as the operation `/Op` and writes the path as asked (`//` and all) in the WSDL's and disco's addresses; ASP.NET collapses `//` (http.sys resolved the dots) before the path is read, so the operation is `Op` and the addresses canonical",
+    evidence:
+      'System.Web/Util/UrlPath.cs FixVirtualPathSlashes and System.Web/VirtualPath.cs Create (`//` collapsed); System.Web.Services/System/Web/Services/Protocols/ServerProtocol.cs (addresses from Request.Url, built on the canonical Path)',
   },
 ];
 

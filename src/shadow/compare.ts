@@ -205,9 +205,9 @@ function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[]
   if (lx && ox) {
     diffXml(lx, ox, '', d);
   } else {
-    // legacy writes LF where .NET writes CRLF
+    // legacy writes LF where .NET writes CRLF; a refusal's quote is the value as sent, its own line ends kept
     const lb = legacy.body.replace(/\r?\n/g, '\r\n');
-    if (!textMatches(lb, ours.body) && !sameRefusalAsMono(lb, ours.body)) {
+    if (!textMatches(lb, ours.body) && !sameRefusalAsMono(legacy.body.replace(/\r?\n$/, '\r\n'), ours.body)) {
       const what = lx ? ' (legacy XML, ours not)' : ox ? ' (ours XML, legacy not)' : '';
       d.push({ kind: `body text${what}`, detail: `body${what}: legacy ${short(legacy.body, 300)} vs ours ${short(ours.body, 300)}` });
     }
@@ -228,9 +228,11 @@ export function compareAnswers(kind: CaseKind, legacy: Answer, ours: Answer): st
 function kindOf(method: string, url: string, legacy: Answer): CaseKind {
   if (legacy.status >= 400 && /^text\/html/i.test(legacy.headers['content-type'] ?? '')) return 'error';
   if (method !== 'GET') return 'full';
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  const query = q === -1 ? '' : url.slice(q + 1).toLowerCase();
+  // a fragment is no part of what the server reads (a client sending one raw is sent its page without it)
+  const target = url.replace(/#[\s\S]*$/, '');
+  const q = target.indexOf('?');
+  const path = q === -1 ? target : target.slice(0, q);
+  const query = q === -1 ? '' : target.slice(q + 1).toLowerCase();
   return /\.asmx$/i.test(path) && !/^(wsdl|disco)\b/.test(query) ? 'help' : 'full';
 }
 
