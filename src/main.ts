@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import fs from 'node:fs';
-import { ConfigError, loadConfig, settingWarnings } from './config';
+import { parseEnv } from 'node:util';
+import { ConfigError, envFileWarnings, loadConfig, settingWarnings } from './config';
 import { runPrimary } from './process/cluster';
 import { enableClusterMetrics } from './app/metrics';
 import { log, setLogLevel } from './basics/log';
@@ -24,11 +25,15 @@ process.on('unhandledRejection', (e) => exitOnUncaught('unhandled rejection', e)
  * process a cluster primary that forks the workers (each runs this file again as a worker).
  */
 async function main(): Promise<void> {
-  // Node's own loader: the variables already set are kept, as dotenv does.
-  if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  const dotenv = fs.existsSync('.env') ? fs.readFileSync('.env', 'utf8') : null;
+  // Node's own parser; the variables already set are kept, as dotenv does.
+  if (dotenv !== null) for (const [name, value] of Object.entries(parseEnv(dotenv))) process.env[name] ??= value;
   // Said once, by the process the operator started (a worker reads the same environment), and before
-  // any refusal of a value: a misspelt setting is often why another one is wrong.
-  if (!cluster.isWorker) for (const line of settingWarnings(process.env)) process.stderr.write(`warning: ${line}\n`);
+  // any refusal of a value: a misspelt setting or a line the parser skipped is often why another one is wrong.
+  if (!cluster.isWorker) {
+    const warnings = [...(dotenv === null ? [] : envFileWarnings(dotenv, '.env')), ...settingWarnings(process.env)];
+    for (const line of warnings) process.stderr.write(`warning: ${line}\n`);
+  }
   let config;
   try {
     config = loadConfig();

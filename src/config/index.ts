@@ -1,6 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { CONNECTION_SETTINGS, type ConnectionLimits, LIMIT_SETTINGS, type Limits, loadConnectionLimits, loadLimits } from './limits';
+import { envFileWarnings as envFileLines } from './env-file';
 import { nearMisses } from './near-miss';
 import { absoluteUrl, ConfigError, type Env, flag, type Getter, host, hostNames, nonEmpty, oneOf, port, wholeNumber } from './parse';
 import { loadShadow, SHADOW_SETTINGS, type ShadowConfig } from './shadow';
@@ -49,6 +50,15 @@ const isSetting = (name: string): name is Setting => (SETTINGS as readonly strin
  */
 export function settingWarnings(env: Env): string[] {
   return nearMisses(env, SETTINGS);
+}
+
+/**
+ * The warning lines for a `.env` file's content (`file` names it in them): each line that sets
+ * nothing although it is neither blank nor a comment (`PORT 19215`), or sets other than it seems
+ * (a quote left open), with its line number (env-file.ts).
+ */
+export function envFileWarnings(text: string, file: string): string[] {
+  return envFileLines(text, file, SETTINGS);
 }
 
 /**
