@@ -207,6 +207,8 @@ describe('a production install: npm prune --omit=dev', () => {
     try {
       const listening = await service.waitFor((l) => l.msg.startsWith('listening on '));
       expect(listening.msg).toMatch(/store SQLite .*school\.db: [1-9]\d* students, [1-9]\d* devices/);
+      // Built outside any git checkout (the copy): the version, and no commit to name.
+      expect(listening.msg).toContain('; version 1.0.0, commit unknown; ')
       const token = await request(service.port, TOKEN_PATH);
       expect(token.status).toBe(200);
     } finally {
