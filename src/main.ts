@@ -25,7 +25,8 @@ process.on('unhandledRejection', (e) => exitOnUncaught('unhandled rejection', e)
  * process a cluster primary that forks the workers (each runs this file again as a worker).
  */
 async function main(): Promise<void> {
-  const dotenv = fs.existsSync('.env') ? fs.readFileSync('.env', 'utf8') : null;
+  // Without a UTF-8 byte order mark (Notepad's), which Node's parser would read into the first name; dotenv skips it.
+  const dotenv = fs.existsSync('.env') ? fs.readFileSync('.env', 'utf8').replace(/^\uFEFF/, '') : null;
   // Node's own parser; the variables already set are kept, as dotenv does.
   if (dotenv !== null) for (const [name, value] of Object.entries(parseEnv(dotenv))) process.env[name] ??= value;
   // Said once, by the process the operator started (a worker reads the same environment), and before

@@ -212,12 +212,13 @@ describe('.env lines', () => {
     expect(warnings.join('\n')).not.toContain('s3cret');
   });
 
-  test('the service as built: the broken lines are warned about first, with their numbers, and the good lines apply', async () => {
+  test('the service as built: the broken lines are warned about first, with their numbers, and the good lines apply (a BOM and CRLF too)', async () => {
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-dotenv-'));
     try {
       const port = await freePort();
-      const dotenv = lines('# written by hand', `export PORT=${port}`, 'PORT 19215', 'LOG_LEVEL warn', 'SMS_GATEWAY: log', "XML_NAMESPACE='urn:from-dotenv'", 'PROTOCL=HttpSoap');
-      fs.writeFileSync(path.join(cwd, '.env'), `${dotenv}\n`);
+      const dotenv = lines(`export PORT=${port}`, '# written by hand', 'PORT 19215', 'LOG_LEVEL warn', 'SMS_GATEWAY: log', "XML_NAMESPACE='urn:from-dotenv'", 'PROTOCL=HttpSoap');
+      // Saved by Windows Notepad: a byte order mark first, CRLF line ends.
+      fs.writeFileSync(path.join(cwd, '.env'), `\uFEFF${dotenv.replace(/\n/g, '\r\n')}\r\n`);
       const s = await service({ cwd, env: { PORT: undefined } });
       expect(s.port).toBe(port);
       expect(s.text).toEqual([
