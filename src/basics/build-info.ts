@@ -35,9 +35,13 @@ function readBuildInfo(file: string): BuildInfo {
   return { version, commit: null };
 }
 
-/** The build in a few words, for a start line or a page: `1.0.0, commit 3f2a9c1d2e4b` (12 characters of the hash, `-dirty` kept). */
+/**
+ * The build in a few words, for a start line or a page: `1.0.0, commit 3f2a9c1d...` (the whole hash:
+ * a short one with seven digits in a row would be masked in a log line as a phone, basics/mask.ts,
+ * which leaves hex ids of 16 characters or more alone), `, with changes not committed` for `-dirty`.
+ */
 export function buildText(info: BuildInfo = buildInfo()): string {
   if (info.commit === null) return `${info.version}, commit unknown`;
-  const [hash, ...rest] = info.commit.split('-');
-  return `${info.version}, commit ${[hash!.slice(0, 12), ...rest].join('-')}`;
+  const dirty = info.commit.endsWith('-dirty');
+  return `${info.version}, commit ${dirty ? info.commit.slice(0, -'-dirty'.length) : info.commit}${dirty ? ', with changes not committed' : ''}`;
 }
