@@ -94,6 +94,30 @@ function install(staging, out) {
   removeEmptyDirs(out);
 }
 
+/**
+ * The commit the sources are, when the project is a git checkout of its own (not a folder inside
+ * another repository, not an unpacked tarball): the full hash, with `-dirty` when tracked files
+ * differ from it, as `git describe --dirty` says. Null when git or a commit is missing.
+ */
+function gitCommit() {
+  const git = (...args) => spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' });
+  const top = git('rev-parse', '--show-toplevel');
+  if (top.status !== 0 || fs.realpathSync(top.stdout.trim()) !== fs.realpathSync(ROOT)) return null;
+  const head = git('rev-parse', '--verify', '--quiet', 'HEAD');
+  if (head.status !== 0) return null;
+  const changes = git('status', '--porcelain', '--untracked-files=no');
+  return head.stdout.trim() + (changes.status === 0 && changes.stdout.trim() !== '' ? '-dirty' : '');
+}
+
+/**
+ * Which build this is, written at its root (src/basics/build-info.ts reads it): the service's start
+ * line, /metrics and the console say it, and nothing asks git at run time.
+ */
+function writeBuildInfo(dir) {
+  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  fs.writeFileSync(path.join(dir, 'build-info.json'), `${JSON.stringify({ version, commit: gitCommit() })}\n`);
+}
+
 /** What tsc writes; the sweep of files the new build no longer has removes nothing else. */
 const OUTPUT = /\.(js|js\.map|json)$/;
 
@@ -129,7 +153,10 @@ function main() {
   fs.rmSync(staging, { recursive: true, force: true });
   const run = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', staging], { cwd: ROOT, stdio: 'inherit' });
   try {
-    if (run.status === 0) install(staging, out);
+    if (run.status === 0) {
+      writeBuildInfo(staging);
+      install(staging, out);
+    }
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }

@@ -2,8 +2,9 @@
 import './basics/supported-node';
 import cluster from 'node:cluster';
 import fs from 'node:fs';
+import { parseEnv } from 'node:util';
 import { parseCommandLine } from './basics/command-line';
-import { ConfigError, loadConfig, settingWarnings } from './config';
+import { ConfigError, envFileWarnings, loadConfig, settingWarnings } from './config';
 import { runPrimary } from './process/cluster';
 import { enableClusterMetrics } from './app/metrics';
 import { log, setLogLevel } from './basics/log';
@@ -43,11 +44,16 @@ async function main(): Promise<void> {
     process.exitCode = args;
     return;
   }
-  // Node's own loader: the variables already set are kept, as dotenv does.
-  if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  // Without a UTF-8 byte order mark (Notepad's), which Node's parser would read into the first name; dotenv skips it.
+  const dotenv = fs.existsSync('.env') ? fs.readFileSync('.env', 'utf8').replace(/^\uFEFF/, '') : null;
+  // Node's own parser; the variables already set are kept, as dotenv does.
+  if (dotenv !== null) for (const [name, value] of Object.entries(parseEnv(dotenv))) process.env[name] ??= value;
   // Said once, by the process the operator started (a worker reads the same environment), and before
-  // any refusal of a value: a misspelt setting is often why another one is wrong.
-  if (!cluster.isWorker) for (const line of settingWarnings(process.env)) process.stderr.write(`warning: ${line}\n`);
+  // any refusal of a value: a misspelt setting or a line the parser skipped is often why another one is wrong.
+  if (!cluster.isWorker) {
+    const warnings = [...(dotenv === null ? [] : envFileWarnings(dotenv, '.env')), ...settingWarnings(process.env)];
+    for (const line of warnings) process.stderr.write(`warning: ${line}\n`);
+  }
   let config;
   try {
     config = loadConfig();

@@ -11,7 +11,6 @@ import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import { type CommandSpec, helpText, parseCommandLine } from '../src/basics/command-line';
-import { gitCommit } from '../src/basics/version';
 import { ENTRY_POINTS } from './helpers/entry-points';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
 
@@ -39,10 +38,9 @@ function run(file: string, ...args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, left };
 }
 
-/** The commit as git says it, when git can: the version's own reader must agree. */
+/** The commit the build under test recorded (scripts/build.js; test/build-info.test.ts holds it to git). */
 function commit(): string | null {
-  const r = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim() : null;
+  return (JSON.parse(fs.readFileSync(path.join(BUILD_DIR, 'build-info.json'), 'utf8')) as { commit: string | null }).commit;
 }
 
 describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
@@ -59,7 +57,7 @@ describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
     const r = run(file, '--version');
     const sha = commit();
     expect([r.status, r.stderr, r.left]).toEqual([0, '', []]);
-    expect(r.stdout).toBe(`${pkg.name} ${pkg.version}${sha === null ? '' : ` (commit ${sha.slice(0, 12)})`}\n`);
+    expect(r.stdout).toBe(`${pkg.name} ${pkg.version}${sha === null ? '' : ` (commit ${sha.slice(0, 12)}${sha.endsWith('-dirty') ? '-dirty' : ''})`}\n`);
   });
 
   test('an unknown option: the error and the usage on stderr, exit 2, nothing written', () => {
@@ -188,32 +186,3 @@ describe('the parser', () => {
   });
 });
 
-describe('the commit --version names, read from the checkout\'s files', () => {
-  const A = 'a'.repeat(40);
-  const B = 'b'.repeat(40);
-  const layout = (files: Record<string, string>) => {
-    const root = fs.mkdtempSync(path.join(dir, 'git-'));
-    for (const [name, text] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
-      fs.writeFileSync(path.join(root, name), text);
-    }
-    return root;
-  };
-
-  test.each([
-    ['a branch', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/refs/heads/main': `${A}\n` }, A],
-    ['a packed branch', { '.git/HEAD': 'ref: refs/heads/main\n', '.git/packed-refs': `# pack-refs with: peeled\n${B} refs/heads/other\n${A} refs/heads/main\n` }, A],
-    ['a detached HEAD', { '.git/HEAD': `${B}\n` }, B],
-    ['a worktree', { '.git': 'gitdir: repo/.git/worktrees/wt\n', 'repo/.git/worktrees/wt/HEAD': 'ref: refs/heads/wt\n', 'repo/.git/worktrees/wt/commondir': '../..\n', 'repo/.git/refs/heads/wt': `${B}\n` }, B],
-    ['a branch with no commit yet', { '.git/HEAD': 'ref: refs/heads/main\n' }, null],
-    ['no repository (a release archive)', { 'package.json': '{}' }, null],
-    ['a HEAD that is not a commit', { '.git/HEAD': 'garbage\n' }, null],
-  ])('%s', (_what, files, expected) => {
-    expect(gitCommit(layout(files))).toBe(expected);
-  });
-
-  test('this checkout: what git says', () => {
-    const sha = commit();
-    if (sha !== null) expect(gitCommit(PROJECT_ROOT)).toBe(sha);
-  });
-});

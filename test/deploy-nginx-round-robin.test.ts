@@ -1,12 +1,12 @@
 import { randomBytes } from 'crypto';
-import { describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
+import { describeNginx, type Nginx, recipeConf, runNginx } from './helpers/nginx';
 import { freePort, request, type Service, startService } from './helpers/service';
 import { FakeGateway } from './helpers/sms-gateway';
 import { countedApart, smsEnv } from './helpers/two-addresses';
 
 /**
- * deploy/nginx/round-robin.conf as shipped (only its ports substituted, and `user root` when the
- * test runs as root): two service instances on one database behind nginx, with the settings the
+ * deploy/nginx/round-robin.conf as shipped (only its ports substituted, as `npm run try-nginx` does,
+ * and `user root` when the test runs as root): two service instances on one database behind nginx, with the settings the
  * file names (TRUST_PROXY=true and one REDIS_URL). Callers are counted by their own address,
  * once across both instances. jest.config.js sets TEST_REDIS_URL when Redis answers, and says
  * before the run that this test is skipped when it does not (or fails with REQUIRE_REDIS=1).
@@ -34,11 +34,7 @@ describeRoundRobin('nginx round-robin over two instances (deploy/nginx/round-rob
     // The second instance on the first one's database, as the recipe's two instances share one.
     services.push(await startService({ env: { ...env, SQLITE_PATH: first.dbPath } }));
     port = await freePort();
-    const conf = recipe('round-robin.conf')
-      .replace('listen 127.0.0.1:9210;', `listen 127.0.0.1:${port};`)
-      .replace('server 127.0.0.1:9211 ', `server 127.0.0.1:${services[0]!.port} `)
-      .replace('server 127.0.0.1:9212 ', `server 127.0.0.1:${services[1]!.port} `);
-    nginx = await runNginx(() => conf, port);
+    nginx = await runNginx(recipeConf('round-robin', `127.0.0.1:${port}`, services.map((s) => `127.0.0.1:${s.port}`)), port);
   });
 
   afterAll(async () => {

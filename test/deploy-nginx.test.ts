@@ -1,11 +1,12 @@
 import * as soap from 'soap';
-import { aroundSite, describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
+import { describeNginx, type Nginx, recipeConf, runNginx } from './helpers/nginx';
 import { freePort, request, type Service, startService } from './helpers/service';
 import { FakeGateway } from './helpers/sms-gateway';
 import { countedApart, smsEnv } from './helpers/two-addresses';
 
 /**
- * The nginx recipes of deploy/nginx/, each file as shipped (only its ports substituted) run by Debian's
+ * The nginx recipes of deploy/nginx/, each file as shipped (only its ports substituted, as `npm run
+ * try-nginx` runs it: test/helpers/nginx.ts recipeConf) run by Debian's
  * nginx on a non-default port in front of the service: the WSDL advertises nginx's address, answers
  * carry a Content-Length, SOAP 1.1, SOAP 1.2, GET, POST and the help page's test form work, and a
  * client generated from the WSDL calls every operation through nginx, and the SMS limits count
@@ -30,10 +31,7 @@ describeNginx.each([
     service = await startService({ env: { TRUST_PROXY: 'true', BASE_PATH: basePath, ADMIN_PORT: '0', ...smsEnv(await gateway.listen()) } });
     port = await freePort();
     base = `http://127.0.0.1:${port}${basePath}`;
-    const site = recipe(file)
-      .replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${port};`)
-      .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${service.port};`);
-    nginx = await runNginx(aroundSite(site), port);
+    nginx = await runNginx(recipeConf(file.replace(/\.conf$/, ''), `127.0.0.1:${port}`, [`127.0.0.1:${service.port}`]), port);
   });
 
   afterAll(async () => {

@@ -4,9 +4,10 @@
  * Each code block is marked (test/helpers/doc-examples.ts): `<!-- example: NAME -->` blocks are taken
  * from the Markdown and run here, `<!-- not run: why -->` blocks are shown only, `text` and `mermaid`
  * fences are samples; any other block fails the first test. The runs happen where a reader would be:
- * a copy of the checkout named student-info-service (its files as git lists them; its node_modules a
- * link to this checkout's, what `npm ci` installs, which nothing here writes into) and, beside it, the
- * host app the Express page makes.
+ * a copy of the checkout in a folder named unlike the package, with spaces (a reader's clone may have
+ * any name: the examples must not assume one; its files as git lists them; its node_modules a link to
+ * this checkout's, what `npm ci` installs, which nothing here writes into) and, beside it, the host app
+ * the Express page makes.
  * The only changes to a block's text: the README's curl calls go to the test's port instead of 8080
  * (`localhost:8080` replaced), and curl is wrapped in a shell function that adds the status code to
  * its output. Settings come from the environment, as the docs say (PORT=0: a free port, said in the
@@ -116,12 +117,12 @@ describe('from a checkout, as a reader runs them', () => {
 
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-examples-'));
-    checkout = path.join(dir, 'student-info-service');
+    checkout = path.join(dir, 'a clone, any name');
     host = path.join(dir, 'my-app');
     for (const file of checkoutFiles()) fs.cpSync(path.join(ROOT, file), path.join(checkout, file));
     fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(checkout, 'node_modules'));
-    // docs/express.md: pack the checkout (prepare builds dist/), make the host app, install the tarball into it.
-    expectRan(sh(example('express-install'), dir));
+    // docs/express.md, in the checkout: pack it (prepare builds dist/), make the host app beside it, install the tarball into it.
+    expectRan(sh(example('express-install'), checkout));
   }, 300_000);
 
   afterAll(() => {
@@ -187,6 +188,8 @@ describe('from a checkout, as a reader runs them', () => {
   test('docs/express.md: the host app, with the package installed from its tarball, answers under /StudentService and stops cleanly', async () => {
     const installed = path.join(host, 'node_modules', 'student-info-service');
     expect(fs.lstatSync(installed).isSymbolicLink()).toBe(false); // a copy from the tarball, not a link to the checkout
+    // Recorded by the tarball's path, through the checkout's folder whatever its name (docs/express.md).
+    expect(JSON.parse(fs.readFileSync(path.join(host, 'package.json'), 'utf8')).dependencies['student-info-service']).toBe('file:../a clone, any name/student-info-service-1.0.0.tgz');
     expect(fs.existsSync(path.join(installed, 'dist', 'src', 'process', 'mount.js'))).toBe(true);
     expect(fs.existsSync(path.join(installed, 'src'))).toBe(false);
     fs.writeFileSync(path.join(host, 'server.js'), example('express-host'));

@@ -3,10 +3,11 @@ import os from 'os';
 import path from 'path';
 import { main as importMain } from '../scripts/import';
 import { main as outboxMain } from '../scripts/outbox';
-import { loadConfig, SETTINGS, settingWarnings } from '../src/config';
+import { parseEnv } from 'util';
+import { envFileWarnings, loadConfig, SETTINGS, settingWarnings } from '../src/config';
 import { editDistance } from '../src/config/near-miss';
 import { startLine } from '../src/process/start-line';
-import { type Service, servicesPerTest } from './helpers/service';
+import { freePort, request, type Service, servicesPerTest } from './helpers/service';
 
 /**
  * A variable that looks like a setting but is not one gets one warning line naming the setting it
@@ -109,8 +110,9 @@ describe('the settings read, at start', () => {
   });
 });
 
+const service = servicesPerTest();
+
 describe('the service as built', () => {
-  const service = servicesPerTest();
   const typos = { PROTOCOL: 'HttpSoap', SMS_GATEWY: 'http' };
   const expected = [
     'warning: PROTOCOL is not a setting and is ignored; did you mean PROTOCOLS?',
@@ -155,6 +157,79 @@ describe('the operator commands', () => {
       }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * Issue 40, point 2: a `.env` line that sets nothing although it is neither blank nor a comment is
+ * warned about with its line number (Node's parser skips `PORT 19215` and `SMS_GATEWAY: log` without
+ * a word), and so is a line read otherwise than it looks (a quote left open swallows the settings
+ * after it). The values are Node's parser's own (util.parseEnv), as dotenv reads them.
+ */
+describe('.env lines', () => {
+  const lines = (...l: string[]) => l.join('\n');
+
+  test('every form the parser reads is taken without a word: export, quotes, comments, a value over several lines, CRLF', () => {
+    const text = lines(
+      '# the service', '', '   # indented comment', 'export PORT=9000', 'HOST = 127.0.0.1 # loopback', "XML_NAMESPACE='urn:school:v1'",
+      'BASE_PATH="/StudentService"', 'PUBLIC_URL=`https://school.example/StudentService`', 'SMS_HTTP_HEADERS="X-Key: a=b', 'X-Other: c"', 'LOG_LEVEL=',
+    );
+    for (const t of [text, text.replace(/\n/g, '\r\n')]) {
+      expect(envFileWarnings(t, '.env')).toEqual([]);
+      expect(parseEnv(t)).toMatchObject({ PORT: '9000', HOST: '127.0.0.1', XML_NAMESPACE: 'urn:school:v1', BASE_PATH: '/StudentService', SMS_HTTP_HEADERS: 'X-Key: a=b\nX-Other: c' });
+    }
+  });
+
+  test('a line that sets nothing is named by its number, and by its first word when that is a setting', () => {
+    const text = lines('PORT 19215', 'LOG_LEVEL warn', 'SMS_GATEWAY: log', 'export PROTOCOL HttpSoap', '[production]', 'some words here', '=8080', 'MY PORT=8080', 'PORT 1 # not 8080=no');
+    // What Node's parser makes of it: nothing at all under those names.
+    expect(Object.keys(parseEnv(text)).filter((k) => (SETTINGS as readonly string[]).includes(k))).toEqual([]);
+    expect(envFileWarnings(text, '.env')).toEqual([
+      '.env line 1 is ignored: no "=" after PORT (a setting is written PORT=value)',
+      '.env line 2 is ignored: no "=" after LOG_LEVEL (a setting is written LOG_LEVEL=value)',
+      '.env line 3 is ignored: no "=" after SMS_GATEWAY (a setting is written SMS_GATEWAY=value)',
+      '.env line 4 is ignored: no "=" after PROTOCOL (did you mean PROTOCOLS=value?)',
+      '.env line 5 is ignored: it is neither NAME=value, a comment (#) nor blank',
+      '.env line 6 is ignored: it is neither NAME=value, a comment (#) nor blank',
+      '.env line 7 is ignored: it has no name before "="',
+      '.env line 8 is ignored: the name before "=" is not a variable name (letters, digits and _, not starting with a digit)',
+      '.env line 9 is ignored: no "=" after PORT (a setting is written PORT=value)',
+    ]);
+  });
+
+  test('a quote left open, and text after a closing quote, are said; no value is ever shown', () => {
+    const text = lines('TWILIO_AUTH_TOKEN="s3cret', 'SMS_GATEWAY=twilio', 'PORT="8080"', "SHADOW_URL='http://legacy' s3cret", "XML_NAMESPACE='urn:x", 'PORT=9000', 'TWILIO_FROM s3cret');
+    const warnings = envFileWarnings(text, '/srv/app/.env');
+    expect(warnings).toEqual([
+      '/srv/app/.env line 1: TWILIO_AUTH_TOKEN\'s value opens a " closed only on line 3, so lines 2, 3 are part of the value, not settings (a closing " missing?)',
+      "/srv/app/.env line 4: the text after SHADOW_URL's closing ' is ignored",
+      "/srv/app/.env line 5: XML_NAMESPACE's value opens a ' that is never closed, so the ' is read as part of the value",
+      '/srv/app/.env line 7 is ignored: no "=" after TWILIO_FROM (a setting is written TWILIO_FROM=value)',
+    ]);
+    // As Node reads it: the token swallowed the gateway and the first PORT.
+    expect(parseEnv(text)).toMatchObject({ TWILIO_AUTH_TOKEN: 's3cret\nSMS_GATEWAY=twilio\nPORT=', XML_NAMESPACE: "'urn:x", PORT: '9000' });
+    expect(warnings.join('\n')).not.toContain('s3cret');
+  });
+
+  test('the service as built: the broken lines are warned about first, with their numbers, and the good lines apply (a BOM and CRLF too)', async () => {
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-dotenv-'));
+    try {
+      const port = await freePort();
+      const dotenv = lines(`export PORT=${port}`, '# written by hand', 'PORT 19215', 'LOG_LEVEL warn', 'SMS_GATEWAY: log', "XML_NAMESPACE='urn:from-dotenv'", 'PROTOCL=HttpSoap');
+      // Saved by Windows Notepad: a byte order mark first, CRLF line ends.
+      fs.writeFileSync(path.join(cwd, '.env'), `\uFEFF${dotenv.replace(/\n/g, '\r\n')}\r\n`);
+      const s = await service({ cwd, env: { PORT: undefined } });
+      expect(s.port).toBe(port);
+      expect(s.text).toEqual([
+        'warning: .env line 3 is ignored: no "=" after PORT (a setting is written PORT=value)',
+        'warning: .env line 4 is ignored: no "=" after LOG_LEVEL (a setting is written LOG_LEVEL=value)',
+        'warning: .env line 5 is ignored: no "=" after SMS_GATEWAY (a setting is written SMS_GATEWAY=value)',
+        'warning: PROTOCL is not a setting and is ignored; did you mean PROTOCOLS?',
+      ]);
+      expect((await request(port, '/AboutUs.asmx?wsdl')).body).toContain('targetNamespace="urn:from-dotenv"');
+    } finally {
+      fs.rmSync(cwd, { recursive: true, force: true });
     }
   });
 });

@@ -155,7 +155,7 @@ sqliteOnly('opening a SQLite file and its migrations', () => {
     const notADirectory = join(dir, 'file');
     writeFileSync(notADirectory, 'x');
     expect(await opening(join(notADirectory, 'db', 'x.db'))).toBe(
-      `StoreOpenError: SQLITE_PATH (${notADirectory}/db/x.db): cannot create the directory ${notADirectory}/db: part of the path is a file`,
+      `StoreOpenError: SQLITE_PATH (${notADirectory}/db/x.db): ${notADirectory} is a file, not a directory`,
     );
     const notADatabase = join(dir, 'notes.txt');
     writeFileSync(notADatabase, 'these are not the droids '.repeat(100));

@@ -1,4 +1,5 @@
 import client from 'prom-client';
+import { buildInfo } from '../basics/build-info';
 import type { ConnectionLimits } from '../config';
 import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
@@ -14,6 +15,19 @@ import type { Exchange } from '../transport/exchange';
  */
 const registry = client.register;
 client.collectDefaultMetrics({ register: registry });
+
+/**
+ * Which build answers, Prometheus's way (as prometheus_build_info and node_exporter's do): a gauge
+ * always 1 whose labels say it, to join onto other series or to see a rolling upgrade's mix. `max`
+ * across workers: one series per build, 1, however many workers run it.
+ */
+const build = buildInfo();
+new client.Gauge({
+  name: 'asmx_build_info',
+  help: 'Always 1: the version of the service, the git commit it was built from (unknown when not built in a git checkout) and the Node.js version running it',
+  labelNames: ['version', 'commit', 'node'] as const,
+  aggregator: 'max',
+}).set({ version: build.version, commit: build.commit ?? 'unknown', node: process.version }, 1);
 
 const requests = new client.Counter({
   name: 'asmx_requests_total',

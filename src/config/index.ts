@@ -1,8 +1,9 @@
 import { isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { CONNECTION_SETTINGS, type ConnectionLimits, LIMIT_SETTINGS, type Limits, loadConnectionLimits, loadLimits } from './limits';
+import { envFileWarnings as envFileLines } from './env-file';
 import { nearMisses } from './near-miss';
-import { absoluteUrl, ConfigError, type Env, flag, type Getter, host, hostNames, nonEmpty, oneOf, port, wholeNumber } from './parse';
+import { absoluteUrl, ConfigError, type Env, flag, type Getter, gotScheme, host, hostNames, nonEmpty, oneOf, port, wholeNumber } from './parse';
 import { loadShadow, SHADOW_SETTINGS, type ShadowConfig } from './shadow';
 import { loadSms, SMS_SETTINGS, type SmsConfig } from './sms';
 
@@ -49,6 +50,15 @@ const isSetting = (name: string): name is Setting => (SETTINGS as readonly strin
  */
 export function settingWarnings(env: Env): string[] {
   return nearMisses(env, SETTINGS);
+}
+
+/**
+ * The warning lines for a `.env` file's content (`file` names it in them): each line that sets
+ * nothing although it is neither blank nor a comment (`PORT 19215`), or sets other than it seems
+ * (a quote left open), with its line number (env-file.ts).
+ */
+export function envFileWarnings(text: string, file: string): string[] {
+  return envFileLines(text, file, SETTINGS);
 }
 
 /**
@@ -168,15 +178,11 @@ function basePath(value: string): string {
 }
 
 
+/** The value is never echoed (it may hold a password): only its scheme, which cannot. */
 function postgresUrl(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    // fall through: the value is not echoed, it may hold a password
-  }
-  if (url === undefined || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
-    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database');
+  const scheme = URL.canParse(value) ? new URL(value).protocol : null;
+  if (scheme !== 'postgres:' && scheme !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must be a URL such as postgres://user:password@host:5432/database (scheme postgres or postgresql), ${gotScheme(value)}`);
   }
   return value;
 }

@@ -38,6 +38,15 @@ export function oneOf<T extends string>(name: string, value: string, allowed: re
   return found;
 }
 
+/**
+ * What a URL setting refused got, for its message, without the value (it may hold a password): its
+ * scheme, which cannot (`got the scheme "postgress"`), or that it is no URL at all.
+ */
+export function gotScheme(value: string): string {
+  if (!URL.canParse(value)) return 'got a value that is not a URL';
+  return `got the scheme "${new URL(value).protocol.slice(0, -1)}"`;
+}
+
 /** `secret`: the URL may carry a key (an SMS provider's query string), so a refusal does not echo it. */
 export function absoluteUrl(name: string, value: string, secret = false): string {
   const shown = secret ? '' : `, got "${value}"`;

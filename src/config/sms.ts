@@ -1,6 +1,6 @@
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import type { AddressRange } from '../basics/address';
-import { absoluteUrl, addressRanges, ConfigError, type Getter, nonEmpty, oneOf, wholeNumber } from './parse';
+import { absoluteUrl, addressRanges, ConfigError, type Getter, gotScheme, nonEmpty, oneOf, wholeNumber } from './parse';
 
 /** `none` (the default) queues codes and sends nothing; `log` writes them to the log, for development. */
 export type SmsGatewayKind = 'none' | 'log' | 'http' | 'twilio';
@@ -95,7 +95,8 @@ function region(name: string, value: string): string {
 function redisUrl(value: string): string {
   if (!/^rediss?:\/\/\S+$/.test(value) || !URL.canParse(value)) {
     // The value is not echoed: it may hold a password.
-    throw new ConfigError('REDIS_URL must be a URL such as redis://127.0.0.1:6379');
+    const got = /^rediss?:\/\//.test(value) ? 'got an address that is not a URL' : gotScheme(value);
+    throw new ConfigError(`REDIS_URL must be a URL such as redis://127.0.0.1:6379 (scheme redis or rediss), ${got}`);
   }
   return value;
 }

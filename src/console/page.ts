@@ -1,3 +1,4 @@
+import { buildText } from '../basics/build-info';
 import { escapeMarkup as e } from '../basics/escape';
 import { chartPair, count, figure, ms, nameOf, WINDOWS } from './charts';
 import { total } from './prom-text';
@@ -19,7 +20,7 @@ export function renderPage(v: ConsoleView): string {
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_SECONDS}">
 <title>Cut-over console</title><link rel="stylesheet" href="/console.css"></head><body>
 <h1>Cut-over console</h1>
-<p class="meta">Student Information Service · ${e(shadowing)} · ${v.config.workers === 1 ? 'one process' : `${v.config.workers} workers (summed)`} · ${e(new Date(v.now).toISOString())} · refreshes every ${REFRESH_SECONDS} s</p>
+<p class="meta">Student Information Service <span id="build">${e(buildText())}</span> · ${e(shadowing)} · ${v.config.workers === 1 ? 'one process' : `${v.config.workers} workers (summed)`} · ${e(new Date(v.now).toISOString())} · refreshes every ${REFRESH_SECONDS} s</p>
 <div class="verdict ${verdict.go ? 'go' : 'wait'}" id="verdict"><b>${verdict.go ? 'Safe to switch' : 'Not yet'}:</b> ${e(verdict.line)}${coverageLine(verdict.coverage)}${blockers === '' ? '' : `<ul>${blockers}</ul>`}</div>
 ${trafficSection(v)}
 ${smsSection(v)}

@@ -1,13 +1,14 @@
 import path from 'node:path';
 import { rangeText } from '../basics/address';
+import { buildText } from '../basics/build-info';
 import { type Config, DEFAULT_CONNECTION_LIMIT_EXEMPT } from '../config';
 import { ENDPOINTS } from '../contract/operations';
 import { redactUrl } from '../store/postgres';
 import type { RowCounts } from '../store/store';
 
 /**
- * The line logged once the service listens: where to open it, what it serves from, and what to do
- * when there is nothing to serve yet.
+ * The line logged once the service listens: which build, where to open it, what it serves from, and
+ * what to do when there is nothing to serve yet.
  */
 export function startLine(config: Config, port: number, counts: RowCounts, workers: number): string {
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
@@ -20,7 +21,7 @@ export function startLine(config: Config, port: number, counts: RowCounts, worke
     counts.students + counts.devices === 0
       ? '; the store is empty: load it with `npm run import -- --students FILE.csv --devices FILE.csv` (or --demo)'
       : '';
-  return `listening on ${config.host}:${port}${processes}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}${exemptPart(config)}${settingsPart(config)}`;
+  return `listening on ${config.host}:${port}${processes}; version ${buildText()}; open ${open}; store ${store}: ${rows}${hint}${shadowPart(config)}${exemptPart(config)}${settingsPart(config)}`;
 }
 
 /**

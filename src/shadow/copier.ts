@@ -59,7 +59,8 @@ function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHos
  * given back to the budgets once the service hears of it.
  */
 export type CopyResult = { requestId: string; labels: Labels; bytes: number } & (
-  | { outcome: 'match' | 'error' }
+  | { outcome: 'match' }
+  | { outcome: 'error'; reason: string }
   | { outcome: 'dropped'; reason: DropReason }
   | { outcome: 'difference'; job: CopyJob; legacy: Answer; ours: Answer; differences: Difference[]; noise: boolean }
 );
@@ -112,7 +113,7 @@ export class Copier {
     const read = new ReadAgainst(job.primary);
     const why = await this.site.wire.exchange(job.method, this.request(job, this.site), this.target.timeoutMs, read);
     if (why === ANSWER_TOO_LARGE) return { ...ids, outcome: 'dropped', reason: 'answer_bytes' };
-    if (why !== null) return { ...ids, outcome: 'error' };
+    if (why !== null) return { ...ids, outcome: 'error', reason: why };
     if (read.equal) return { ...ids, outcome: 'match' };
     const [legacy, ours] = this.target.primary === 'ours' ? [read.answer, job.primary] : [job.primary, read.answer];
     const differ = compareSent(job.method, job.url, legacy, ours);
@@ -171,8 +172,8 @@ export interface Settled {
   first: number;
 }
 
-/** Copies that came out the same way, counted. */
-type Tally = { labels: Labels; count: number } & ({ outcome: 'match' | 'error' } | { outcome: 'dropped'; reason: DropReason });
+/** Copies that came out the same way, counted; failed ones with the last one's reason (for the log: trouble.ts). */
+type Tally = { labels: Labels; count: number } & ({ outcome: 'match' } | { outcome: 'error'; reason: string } | { outcome: 'dropped'; reason: DropReason });
 
 /** The environment variable that carries the target to the copier process (and marks it as one). */
 export const COPIER_ENV = 'ASMX_SHADOW_COPIER';
@@ -222,12 +223,16 @@ if (target !== undefined && process.send !== undefined) {
       return;
     }
     const { labels } = result;
-    const tally: Tally = result.outcome === 'dropped' ? { labels, outcome: 'dropped', reason: result.reason, count: 1 } : { labels, outcome: result.outcome, count: 1 };
+    const tally: Tally =
+      result.outcome === 'match' ? { labels, outcome: 'match', count: 1 } : result.outcome === 'error' ? { labels, outcome: 'error', reason: result.reason, count: 1 } : { labels, outcome: 'dropped', reason: result.reason, count: 1 };
     // What the counters are labelled by (metrics.ts); the endpoint is for reports only.
     const key = `${labels.operation}\n${labels.binding}\n${tally.outcome}\n${tally.outcome === 'dropped' ? tally.reason : ''}`;
     const known = tallies.get(key);
     if (known === undefined) tallies.set(key, tally);
-    else known.count++;
+    else {
+      known.count++;
+      if (known.outcome === 'error' && tally.outcome === 'error') known.reason = tally.reason;
+    }
     if (settled >= settledAtMost) flush();
   });
   const frames = new FrameReader(heldBodiesLimit(copyTarget.queueBytes));

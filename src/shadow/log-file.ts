@@ -1,5 +1,6 @@
 import fs, { type StatsFs } from 'node:fs';
 import path from 'node:path';
+import { makeDirectory } from '../basics/directory';
 import { freeBytes } from '../basics/disk';
 import { log } from '../basics/log';
 
@@ -103,7 +104,7 @@ class LogFile implements Pen {
     this.dir = path.dirname(path.resolve(file));
     for (let n = 0; n < GENERATIONS; n++) this.sizes.push(sizeOf(generation(file, n)));
     try {
-      fs.mkdirSync(this.dir, { recursive: true });
+      makeDirectory(this.dir);
     } catch {
       // Each line then fails to be written, and says why once.
     }

@@ -13,6 +13,7 @@ import { countShadow, holders, type Labels, samplers } from './metrics';
 import type { Report } from './report';
 import { Sampler } from './sampler';
 import { type ComparedSink, PendingTotals } from './totals';
+import { TargetTrouble } from './trouble';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and Expect, already answered. */
 export const HOP_BY_HOP: readonly string[] = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'];
@@ -116,6 +117,8 @@ export class Mirror {
 
   /** Beyond what the copier keeps up with, one copy in N of each operation (sampler.ts). */
   private readonly sampler = new Sampler();
+  /** Copies failing, in the log: when they start, at most a reminder a minute, when they are answered again. */
+  private readonly trouble: TargetTrouble;
 
   constructor(
     private readonly target: CopyTarget,
@@ -128,6 +131,7 @@ export class Mirror {
     samplers.add(this.sampler);
     this.batch = new FrameWriter(undefined, heldBodiesLimit(target.queueBytes));
     this.totals = keep === null ? null : new PendingTotals(keep);
+    this.trouble = new TargetTrouble(`${target.origin}${target.prefix}`, target.primary === 'ours' ? 'the legacy host' : 'this service');
   }
 
   /** Hands a copy to the copier, or drops it (counted): left out while the copier is behind (sampled), or too many, or too many bytes, in flight or waiting. */
@@ -249,21 +253,25 @@ export class Mirror {
       if (this.running !== running) return;
       const first = new Date(settledAt).toISOString();
       const kept = { compared: 0, real: 0, noise: 0 };
+      let failed = { n: 0, reason: '' };
       this.budget.give(bytes);
       for (const tally of tallies) {
         this.inFlight -= tally.count;
         this.track(tally.labels, -tally.count);
         if (tally.outcome === 'dropped') countShadow(tally.labels, 'dropped', tally.count, tally.reason);
         else this.count(tally.labels, tally.outcome, tally.count);
+        if (tally.outcome === 'error') failed = { n: failed.n + tally.count, reason: tally.reason };
         if (tally.outcome === 'match') kept.compared += tally.count;
       }
       for (const result of each) {
         const outcome = this.settle(result);
+        if (result.outcome === 'error') failed = { n: failed.n + 1, reason: result.reason };
         if (outcome === 'match' || outcome === 'difference' || outcome === 'noise') kept.compared++;
         if (outcome === 'difference') kept.real++;
         if (outcome === 'noise') kept.noise++;
       }
       if (kept.compared > 0) this.totals?.add({ ...kept, first });
+      this.trouble.settled(failed.n, failed.reason, kept.compared);
       this.sampler.adjust(this.inFlight / this.bound);
       if (this.inFlight <= 0) this.stopping?.allSettled();
     });

@@ -1,3 +1,4 @@
+import { DirectoryError } from '../basics/directory';
 import type { Config } from '../config';
 import { type OpenOptions, SchemaVersionError } from './migrations';
 import { PostgresStore, redactUrl } from './postgres';
@@ -66,11 +67,8 @@ function postgresProblem(err: unknown): string {
 
 function sqliteProblem(err: unknown): string {
   if (err instanceof SchemaVersionError) return err.message;
-  const e = err as { code?: string; message?: string; path?: string; syscall?: string };
-  if (e.syscall === 'mkdir') {
-    const why: Record<string, string> = { EACCES: 'permission denied', EPERM: 'permission denied', ENOTDIR: 'part of the path is a file', EEXIST: 'part of the path is a file', EROFS: 'read-only file system' };
-    return `cannot create the directory ${e.path ?? ''}: ${why[e.code ?? ''] ?? e.code}`;
-  }
+  if (err instanceof DirectoryError) return err.message;
+  const e = err as { code?: string; message?: string };
   const code = e.code ?? '';
   if (code === 'SQLITE_NOTADB') return 'the file is not a SQLite database';
   if (code.startsWith('SQLITE_READONLY')) {

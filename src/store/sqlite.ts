@@ -1,6 +1,7 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { makeDirectory } from '../basics/directory';
 import type { StudentInfo } from '../contract/types';
 import { isBusy, LOCK_WAIT_LIMIT_MS, unlockedStatements, whenUnlocked } from './busy';
 import { WriteHealth } from './health';
@@ -44,7 +45,7 @@ export class SqliteStore implements Store {
     options: OpenOptions = {},
   ) {
     // ':memory:' and '' (a private temporary database) have no directory to create.
-    if (location !== ':memory:' && location !== '') mkdirSync(dirname(location), { recursive: true });
+    if (location !== ':memory:' && location !== '') makeDirectory(dirname(location));
     this.db = new Database(location, { timeout: OPEN_BUSY_TIMEOUT_MS });
     this.file = location === ':memory:' || location === '' ? null : fileIdentity(location);
     try {

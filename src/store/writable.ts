@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { notADirectory } from '../basics/directory';
 import { freeBytes } from '../basics/disk';
 
 /**
@@ -15,6 +16,8 @@ export function sqliteNotWritable(file: string): string | null {
   const dir = path.dirname(file);
   // A directory not there yet is created at open, where its own failure is reported.
   if (!fs.existsSync(dir)) return null;
+  const notDir = notADirectory(dir);
+  if (notDir !== null) return notDir;
   const checks: [string, number, string][] = [
     [dir, fs.constants.W_OK | fs.constants.X_OK, 'its directory'],
     [file, fs.constants.R_OK | fs.constants.W_OK, 'the file'],

@@ -26,6 +26,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   entry('scripts/outbox.js', 'npm run outbox'),
   entry('scripts/shadow-report.js', 'npm run shadow-report'),
   entry('scripts/audit.js', 'npm run audit'),
+  entry('scripts/try-nginx.js', 'npm run try-nginx'),
   entry('scripts/gen-students.js', 'node dist/scripts/gen-students.js'),
   entry('scripts/test-clients.js', 'npm run test:clients'),
   entry('scripts/fuzz.js', 'npm run fuzz'),

@@ -3,6 +3,7 @@ import fs from 'fs';
 import http from 'http';
 import os from 'os';
 import path from 'path';
+import { siteWrapper, trialFiles } from '../../scripts/nginx-recipes';
 import { PROJECT_ROOT, type Reply, request } from './service';
 
 /**
@@ -52,24 +53,21 @@ export async function runNginx(mainConf: (dir: string) => string, port: number):
 }
 
 /**
- * A site file of deploy/nginx/ inside the minimal main configuration that /etc/nginx/nginx.conf would
- * be, with Debian's access log (the combined format, every request line in full) for the site to
- * inherit or replace; /var/log/nginx/ in the site is the test's directory.
+ * A recipe of deploy/nginx/ as `npm run try-nginx` runs it (scripts/nginx-recipes.ts: a site inside
+ * the http block Debian's nginx.conf would be, with Debian's access log for the site to replace; a
+ * whole nginx.conf as it is), listening on `listen`, in front of `upstreams`, its logs in the test's
+ * directory.
  */
+export const recipeConf = (name: string, listen: string, upstreams: readonly string[]) => (dir: string) => {
+  const files = trialFiles(name, listen, upstreams, dir, `${dir}/error.log`);
+  for (const [file, text] of Object.entries(files)) if (file !== 'nginx.conf') fs.writeFileSync(path.join(dir, file), text);
+  return files['nginx.conf']!;
+};
+
+/** A site file changed by the test beyond its addresses (a second server line, a header), inside the same main configuration. */
 export const aroundSite = (site: string) => (dir: string) => {
   fs.writeFileSync(path.join(dir, 'site.conf'), site.replaceAll('/var/log/nginx/', `${dir}/`));
-  return [
-    'worker_processes 1;',
-    'daemon off;',
-    `pid ${dir}/nginx.pid;`,
-    `error_log ${dir}/error.log;`,
-    'events {}',
-    'http {',
-    `  access_log ${dir}/access.log;`,
-    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-    `  include ${dir}/site.conf;`,
-    '}',
-  ].join('\n');
+  return siteWrapper(dir, `${dir}/error.log`);
 };
 
 /** An AuthCode request over HTTP POST from the client source address `from` (a loopback address of its own). */
