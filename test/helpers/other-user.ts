@@ -6,8 +6,8 @@ import { BUILD_DIR, PROJECT_ROOT } from './paths';
 
 /**
  * Tests that run the service as another user (nobody) need every file it runs to be readable by that
- * user: node itself, the build, node_modules, wsdl/ and package.json. A clone under root's home (mode
- * 700, as in most containers) or in a `mktemp -d` folder is not. Then what runs is copied, once per
+ * user: node itself, the build, node_modules, wsdl/, package.json and scripts/check-node.js (the
+ * Node check every entry point runs first). A clone under root's home (mode 700, as in most containers) or in a `mktemp -d` folder is not. Then what runs is copied, once per
  * test file, to a folder under the system's temporary directory that every user can read, and removed
  * by `removeCopies` (call it in afterAll).
  */
@@ -30,7 +30,7 @@ export function runnableAs(uid: number): Runnable {
   const known = byUid.get(uid);
   if (known !== undefined) return known;
   const node = canRead(uid, [process.execPath]) ? process.execPath : null;
-  const inPlace = canRead(uid, [path.join(BUILD_DIR, 'src', 'main.js'), path.join(PROJECT_ROOT, 'package.json'), path.join(PROJECT_ROOT, 'wsdl'), require.resolve('better-sqlite3')]);
+  const inPlace = canRead(uid, [path.join(BUILD_DIR, 'src', 'main.js'), path.join(PROJECT_ROOT, 'package.json'), path.join(PROJECT_ROOT, 'wsdl'), path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), require.resolve('better-sqlite3')]);
   let runnable: Runnable = { node: node ?? process.execPath, build: BUILD_DIR };
   if (node === null || !inPlace) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-as-other-user-'));
@@ -39,6 +39,8 @@ export function runnableAs(uid: number): Runnable {
     fs.cpSync(BUILD_DIR, build, { recursive: true });
     fs.cpSync(path.join(PROJECT_ROOT, 'wsdl'), path.join(dir, 'wsdl'), { recursive: true });
     fs.copyFileSync(path.join(PROJECT_ROOT, 'package.json'), path.join(dir, 'package.json'));
+    fs.mkdirSync(path.join(dir, 'scripts'), { recursive: true });
+    fs.copyFileSync(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), path.join(dir, 'scripts', 'check-node.js'));
     // A worktree's node_modules may be a link to another checkout's.
     fs.cpSync(fs.realpathSync(path.join(PROJECT_ROOT, 'node_modules')), path.join(dir, 'node_modules'), { recursive: true, verbatimSymlinks: true });
     const copiedNode = path.join(dir, 'node');
