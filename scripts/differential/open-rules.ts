@@ -23,23 +23,11 @@ export const NEW_FINDINGS: Rule[] = [
   {
     name: 'target-raw-non-ascii',
     features: ['target:raw-non-ascii'],
-    applies: (g, _legacy, ours) => /[^\u0000-\u007f]/.test(g.c.path) && isHostError(g, ours, HostErrors.invalidUrl()),
-    reason: 'raw (unescaped) bytes of 0x80 and above in the request target (a query value, an operation name): L reads them as UTF-8, P 400 "Invalid URL" (node\'s parser refuses them; http.sys takes them)',
+    applies: (g, _legacy, ours) =>
+      /[^\u0000-\u007f]/.test(g.c.path) && (isHostError(g, ours, HostErrors.invalidUrl()) || isHostError(g, ours, HostErrors.badRequest())),
+    reason:
+      'raw (unescaped) bytes of 0x80 and above in the request target (a query value, an operation name): L reads them as UTF-8, P 400 "Invalid URL" (node\'s parser refuses them; http.sys takes them), or "badly formed" after a method node does not know',
     evidence: NEW,
-  },
-  {
-    name: 'soap-reader-invalid-bytes',
-    features: ['soap:bytes-not-in-charset'],
-    applies: isSoap,
-    reason: 'bytes not valid in the encoding the XML reader reads (application/soap+xml without a charset, read as the declaration says): L 400 (the reader refuses them), P reads them as U+FFFD',
-    evidence: NEW,
-  },
-  {
-    name: 'charset-not-a-dotnet-name',
-    features: ['charset:not-a-dotnet-name'],
-    applies: isSoap,
-    reason: 'charset=utf8 (iconv-lite knows it, .NET\'s Encoding.GetEncoding does not): L ignores it (text/xml read as ASCII), P reads UTF-8',
-    evidence: `${NEW}; the CLR's encoding name table (COMNlsInfo::EncodingDataTable) names UTF-8 utf-8, unicode-1-1-utf-8, unicode-2-0-utf-8, x-unicode-1-1-utf-8, x-unicode-2-0-utf-8 only`,
   },
   {
     name: 'soap-malformed-late-order',

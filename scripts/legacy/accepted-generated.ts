@@ -154,9 +154,10 @@ export const MONO_OWN: Rule[] = [
   {
     name: 'httpsys-url-too-long',
     features: ['query:near-2048'],
-    applies: (g, _legacy, ours) => `${g.c.method} ${g.c.path} HTTP/1.1`.length > MAX_REQUEST_BYTES - 64 && isHostError(g, ours, HostErrors.urlTooLong()),
+    applies: (g, _legacy, ours) =>
+      `${g.c.method} ${g.c.path} HTTP/1.1`.length > MAX_REQUEST_BYTES - 64 && (isHostError(g, ours, HostErrors.urlTooLong()) || isHostError(g, ours, HostErrors.headersTooLong())),
     reason:
-      "a request line of about 16 KB (a long value, %-escaped): http.sys refuses a request whose line and headers pass MaxRequestBytes, 414 when the URL is what overflows; Mono's HttpListener reads it (200, or its 400 for a query over 2,048)",
+      "a request line of about 16 KB (a long value, %-escaped): http.sys refuses a request whose line and headers pass MaxRequestBytes: 414 when the URL is what overflows, 400 Request Too Long when the headers after it do; Mono's HttpListener reads it (200, or its 400 for a query over 2,048)",
     evidence: 'http.sys registry parameters, KB 820129: MaxRequestBytes and MaxFieldLength 16384 (the defaults); MAX_HEADER_BYTES, docs/security.md',
   },
   {

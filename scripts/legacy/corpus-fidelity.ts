@@ -60,6 +60,35 @@ export function fidelity(c: Corpus): void {
   raw('encoding/soap12/unknown-declared-encoding-multiline', soap12Headers('application/soap+xml'), bytes(arabic(12, '<?xml version="1.0"\n    encoding="x-klingon"?>'), 'utf8'));
   raw('encoding/soap11/unknown-declared-encoding-text-xml', soap11Headers('text/xml'), bytes(arabic(11, '<?xml version="1.0" encoding="x-no-such-charset"?>'), 'utf8'));
   raw('encoding/no-action/unknown-declared-encoding', { 'Content-Type': 'text/xml' }, bytes(arabic(11, '<?xml version="1.0" encoding="x-no-such-charset"?>'), 'utf8'));
+  // a UTF-16 document whose declaration names another encoding: the reader switches to it after the declaration
+  raw('encoding/soap12/utf16le-bom-declares-utf-8', soap12Headers('application/soap+xml'), Buffer.concat([BOM16LE, bytes(arabic(12), 'utf-16le')]));
+  raw('encoding/soap12/utf16le-bom-declares-utf-8-line-break', soap12Headers('application/soap+xml'), Buffer.concat([BOM16LE, bytes(arabic(12, `${DECL}\r\n`), 'utf-16le')]));
+  raw('encoding/soap12/utf16be-bom-declares-windows-1256', soap12Headers('application/soap+xml'), Buffer.concat([BOM16BE, bytes(arabic(12, decl1256), 'utf-16be')]));
+  raw('encoding/soap12/utf16le-unmarked-declares-utf-8', soap12Headers('application/soap+xml'), bytes(arabic(12), 'utf-16le'));
+  raw('encoding/soap12/utf16le-bom-declares-unicode', soap12Headers('application/soap+xml'), Buffer.concat([BOM16LE, bytes(arabic(12, '<?xml version="1.0" encoding="unicode"?>'), 'utf-16le')]));
+  raw('encoding/soap11/utf16le-bom-declares-utf-8-charset-utf-8', soap11Headers(CT11), Buffer.concat([BOM16LE, bytes(arabic(11), 'utf-16le')]));
+  // names iconv-lite knows and .NET's Encoding.GetEncoding does not are unknown charsets; its own aliases are known
+  raw('encoding/soap11/charset-utf8-not-a-dotnet-name', soap11Headers('text/xml; charset=utf8'), bytes(arabic(11), 'utf8'));
+  raw('encoding/soap12/charset-utf8-not-a-dotnet-name', soap12Headers('application/soap+xml; charset=utf8'), bytes(arabic(12), 'utf8'));
+  raw('encoding/soap11/charset-windows1256-not-a-dotnet-name', soap11Headers('text/xml; charset=windows1256'), bytes(arabic(11, ''), 'windows-1256'));
+  raw('encoding/soap11/charset-dotnet-alias-arabic', soap11Headers('text/xml; charset=arabic'), bytes(arabic(11, ''), 'iso-8859-6'));
+  raw('encoding/soap11/charset-dotnet-alias-x-unicode-2-0-utf-8', soap11Headers('text/xml; charset=x-unicode-2-0-utf-8'), bytes(arabic(11), 'utf8'));
+  // bytes that are not UTF-8 where the XML reader decodes UTF-8 itself: refused where it reaches them
+  const notUtf8 = (xml: string, bad: Buffer) => Buffer.concat(xml.split('BAD').flatMap((part, i) => (i === 0 ? [bytes(part, 'utf8')] : [bad, bytes(part, 'utf8')])));
+  const tokenIn = (v: 11 | 12, id: string, decl = DECL) => envelope(v, opElement(token, [['id', id]]), { decl });
+  const invalidIn = (name: string, headers: Record<string, string>, xml: string, bad = Buffer.from([0xff])) => raw(name, headers, notUtf8(xml, bad), PUSH);
+  const h12 = soap12Headers('application/soap+xml');
+  invalidIn('encoding/soap12/not-utf8-in-value', h12, tokenIn(12, 'dev-1001BAD'));
+  invalidIn('encoding/soap12/not-utf8-in-value-no-declaration', h12, tokenIn(12, 'dev-1001BAD', ''));
+  invalidIn('encoding/soap12/not-utf8-surrogate-in-value', h12, tokenIn(12, 'devBAD'), Buffer.from([0xed, 0xa0, 0x80]));
+  invalidIn('encoding/soap12/not-utf8-overlong-in-name', h12, tokenIn(12, 'dev-1001').replace('<id>', '<iBADd>'), Buffer.from([0xc0, 0x80]));
+  invalidIn('encoding/soap12/not-utf8-before-the-body', h12, tokenIn(12, 'dev-1001').replace('<soap:Body>', '<soap:Header><h>\nBAD</h></soap:Header><soap:Body>'));
+  invalidIn('encoding/soap12/not-utf8-after-the-root', h12, `${tokenIn(12, 'dev-1001')}\nBAD`);
+  invalidIn('encoding/soap12/not-utf8-cut-short-at-the-end', h12, `${tokenIn(12, 'dev-1001')}BAD`, Buffer.from([0xe2, 0x82]));
+  invalidIn('encoding/soap12/not-utf8-charset-utf-8', soap12Headers(CT12), tokenIn(12, 'dev-1001BAD'));
+  invalidIn('encoding/soap12/not-utf8-charset-utf8', soap12Headers('application/soap+xml; charset=utf8'), tokenIn(12, 'dev-1001BAD'));
+  invalidIn('encoding/soap12/not-utf8-byte-order-mark', h12, `\ufeff${tokenIn(12, 'dev-1001BAD')}`);
+  invalidIn('encoding/soap11/not-utf8-text-xml', { 'Content-Type': 'text/xml', SOAPAction: action('GetTokenDevice') }, tokenIn(11, 'dev-1001BAD'));
 
   // ---- forms and query strings: the charset the request names
   const url1256 = escapedBytes(ARABIC_SCHOOL, 'windows-1256');
@@ -68,6 +97,7 @@ export function fidelity(c: Corpus): void {
   raw('encoding/post/windows-1256-raw-bytes', { 'Content-Type': `${FORM}; charset=windows-1256` }, bytes(`school_base_url=${ARABIC_SCHOOL}&show_active=1`, 'windows-1256'), S);
   raw('encoding/post/iso-8859-6-raw-bytes', { 'Content-Type': `${FORM}; charset=iso-8859-6` }, bytes(`school_base_url=${ARABIC_SCHOOL}&show_active=1`, 'iso-8859-6'), S);
   c.post('encoding/post/windows-1256-escaped-no-charset', S, form1256);
+  c.post('encoding/post/charset-windows1256-not-a-dotnet-name', S, form1256, `${FORM}; charset=windows1256`);
   c.post('encoding/post/unknown-charset', S, `school_base_url=${encodeURIComponent(ARABIC_SCHOOL)}&show_active=1`, `${FORM}; charset=x-no-such-charset`);
   c.post('encoding/post/percent-u-escape', T, 'id=dev%u002D1001');
   c.post('encoding/post/invalid-utf8-escape', T, 'id=dev-1001%FF');

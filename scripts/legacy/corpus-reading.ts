@@ -93,6 +93,15 @@ export function soapReading(c: Corpus): void {
     ['a-cdata-section', '<![CDATA[x]]>'],
   ];
   for (const [label, tail] of after) both(`after-root/${label}`, PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')) + tail);
+  // A NUL where XmlTextReader looks for an element at the root level is its end of the document (v1Compat).
+  const nul: Array<[string, (v: 11 | 12) => string]> = [
+    ['right-after-the-root', (v) => `${envelope(v, token('dev-1001'))}\u0000x`],
+    ['after-white-space-after-the-root', (v) => `${envelope(v, token('dev-1001'))} \u0000`],
+    ['after-the-declaration', (v) => `${DECL}\u0000${envelope(v, token('dev-1001'), { decl: '' })}`],
+    ['after-a-comment-before-the-root', (v) => `<!--c-->\u0000${envelope(v, token('dev-1001'), { decl: '' })}`],
+    ['after-white-space-before-the-root', (v) => `${DECL}\n\u0000${envelope(v, token('dev-1001'), { decl: '' })}`],
+  ];
+  for (const [label, body] of nul) both(`nul/${label}`, PUSH, 'GetTokenDevice', body);
 
   // ---- the XML declaration (XmlTextReaderImpl.ParseXmlDeclaration)
   const declarations: Array<[string, string]> = [

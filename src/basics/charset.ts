@@ -1,15 +1,16 @@
 import iconv from 'iconv-lite';
+import { DOTNET_ENCODINGS } from './dotnet-encodings';
 
 /**
  * Character encodings by the names .NET's Encoding.GetEncoding accepts, for reading requests.
  *
- * iconv-lite decodes them: it knows the Windows, ISO, DOS and Mac code pages, UTF-7 and UTF-32
- * besides what TextDecoder knows, and its aliases follow the IANA names .NET uses. A name neither
- * knows is "not supported": each caller answers that as .NET does (a fallback encoding, or the XML
+ * The names are .NET's own (dotnet-encodings.ts); iconv-lite decodes them: it knows the Windows,
+ * ISO, DOS and Mac code pages, UTF-7 and UTF-32 besides what TextDecoder knows. A name .NET does not
+ * know is "not supported": each caller answers that as .NET does (a fallback encoding, or the XML
  * reader's error).
  */
 export interface Charset {
-  /** .NET's WebName, lower case. */
+  /** iconv-lite's name of the code page (dotnet-encodings.ts), lower case. */
   readonly name: string;
   decode(bytes: Buffer): string;
   /** Two or four bytes a character (UTF-16, UTF-32): the XML declaration cannot switch it. */
@@ -22,44 +23,20 @@ export const UTF8: Charset = { name: 'utf-8', decode: (b) => b.toString('utf8'),
 /** .NET's ASCIIEncoding: a byte above 0x7F is not ASCII and reads as '?'. */
 export const ASCII: Charset = { name: 'us-ascii', decode: (b) => b.toString('latin1').replace(/[\x80-\xff]/g, '?'), wide: false };
 
-/** iconv-lite names that are Node's own, not encodings .NET knows. */
-const NOT_DOTNET = new Set(['base64', 'base64url', 'hex', 'binary', 'cesu8']);
-
-/** .NET names whose meaning differs from iconv-lite's alias (UTF-16 and UTF-32 are little-endian there). */
-const DOTNET_NAMES: Record<string, string> = {
-  'utf-16': 'utf-16le',
-  unicode: 'utf-16le',
-  'ucs-2': 'utf-16le',
-  unicodefffe: 'utf-16be',
-  'utf-32': 'utf-32le',
-  'us-ascii': 'ascii',
-};
-
 const known = new Map<string, Charset>([
   ['utf-8', UTF8],
   ['ascii', ASCII],
 ]);
 
-function iconvCharset(name: string): Charset {
-  return {
-    name,
-    decode: (b) => iconv.decode(b, name, { stripBOM: false }),
-    wide: /^utf-?(16|32)/.test(name),
-  };
-}
-
-/** The encoding .NET's Encoding.GetEncoding(name) gives, or null where it throws. */
+/** The encoding .NET's Encoding.GetEncoding(name) gives, or null where it throws (dotnet-encodings.ts). */
 export function charsetNamed(name: string): Charset | null {
-  const lower = name.trim().toLowerCase();
-  // iconv-lite ignores punctuation in names ("utf-16\"" is utf16 to it); .NET's names are tokens.
-  if (!/^[a-z0-9][a-z0-9_.:-]*$/.test(lower)) return null;
-  const canonical = DOTNET_NAMES[lower] ?? lower;
-  const cached = known.get(canonical);
-  if (cached !== undefined) return cached;
-  if (NOT_DOTNET.has(canonical.replace(/[^0-9a-z]/g, '')) || !iconv.encodingExists(canonical)) return null;
-  const charset = iconvCharset(canonical);
-  // Only names that exist are kept, so the map is bounded by iconv-lite's table.
-  known.set(canonical, charset);
+  const iconvName = DOTNET_ENCODINGS.get(name.trim().toLowerCase());
+  if (iconvName === undefined) return null;
+  let charset = known.get(iconvName);
+  if (charset === undefined) {
+    charset = { name: iconvName, decode: (b) => iconv.decode(b, iconvName, { stripBOM: false }), wide: /^utf-(16|32)/.test(iconvName) };
+    known.set(iconvName, charset);
+  }
   return charset;
 }
 

@@ -91,14 +91,27 @@ interface ParserError extends Error {
   bytesParsed?: number;
 }
 
+/**
+ * Whether the request line was still being read when the head passed its limit: the URL is what is
+ * too long. The parser is given a connection's bytes in slices (pacing.ts), and stops at the end of
+ * the part it was reading: a URL that ends in this slice stops where ` HTTP/` follows; otherwise the
+ * URL is still going only if no line ended in the slice before that point.
+ */
+function overflowedInUrl(err: ParserError): boolean {
+  const packet = err.rawPacket;
+  if (packet === undefined) return false;
+  const at = Math.min(err.bytesParsed ?? packet.length, packet.length);
+  if (packet.subarray(0, at).includes(0x0a)) return false;
+  return at === packet.length || packet.toString('latin1', at, at + 6) === ' HTTP/';
+}
+
 function hostErrorFor(err: ParserError, unknownMethod: UnknownMethodAnswer | undefined): HostError {
   switch (err.code) {
     case 'HPE_INVALID_METHOD':
       // http.sys takes any method that is a token; IIS's handlers decide what it gets.
       return (err.rawPacket !== undefined && unknownMethod?.(err.rawPacket, err.bytesParsed ?? 0)) || HostErrors.badRequest();
     case 'HPE_HEADER_OVERFLOW':
-      // Still in the request line (no line break seen): the URL is what is too long.
-      return err.rawPacket !== undefined && !err.rawPacket.includes(0x0a) ? HostErrors.urlTooLong() : HostErrors.headersTooLong();
+      return overflowedInUrl(err) ? HostErrors.urlTooLong() : HostErrors.headersTooLong();
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'ERR_HTTP_HEADERS_TIMEOUT':
       return HostErrors.timeout();

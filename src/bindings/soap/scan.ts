@@ -1,7 +1,7 @@
 import sax from 'sax';
 import { ParserMessages } from '../../basics/errors';
 import { EnvelopeBuilder, type ReadPlan, Refused, type ScanOutcome, Stop, type XmlLimits } from './builder';
-import { badReference, declarationError, firstInvalid, charArgs, invalidCharAt, type XmlError } from './xml-rules';
+import { badReference, declarationError, firstInvalid, charArgs, invalidCharAt, undecodableAt, type XmlError } from './xml-rules';
 
 /**
  * One strict pass over a SOAP request, before node-soap sees it, collecting what ASMX decides on
@@ -97,11 +97,25 @@ function feed(parser: sax.SAXParser, source: string, starts: readonly number[]):
       if (e !== null) throw new Refused(`${e.message} ${position(source, e.index)}`);
       ref = source.indexOf('&#', ref + 2);
     } else {
-      const e = charInPlace(parser, source, bad, starts);
+      if (endsTheDocument(parser, source, bad)) throw new Refused(ParserMessages.rootMissing);
+      const e = undecodableAt(source, bad) ?? charInPlace(parser, source, bad, starts);
       throw new Refused(`${e.message} ${position(source, e.index)}`);
     }
   }
   parser.write(source.slice(from)).close();
+}
+
+/**
+ * A NUL where the reader looks for the root element (at the start, or just after the declaration, a
+ * comment or a processing instruction; not after white space, which another routine reads) is the
+ * end of the document to XmlTextReader (v1Compat: ParseDocumentContent takes it for the end of its
+ * buffer), so the root element is missing. After the root, see afterRootError.
+ */
+function endsTheDocument(parser: sax.SAXParser, source: string, index: number): boolean {
+  const p = parser as unknown as { state: number; tags: unknown[]; closedRoot: boolean };
+  const state = SAX_STATE_NAMES[p.state];
+  if (source.charCodeAt(index) !== 0 || p.tags.length > 0 || p.closedRoot || (state !== 'BEGIN' && state !== 'TEXT')) return false;
+  return index === 0 || !/[ \t\r\n]/.test(source[index - 1]);
 }
 
 /** XmlTextReaderImpl.ThrowTagMismatch: the open element's name and where it starts, the end tag's name (up to what cannot be in a name). */

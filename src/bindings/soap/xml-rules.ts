@@ -44,7 +44,26 @@ export function charArgs(c: number, next: number): [string, string] {
 
 const argsAt = (source: string, index: number) => charArgs(source.charCodeAt(index), index + 1 < source.length ? source.charCodeAt(index + 1) : 0);
 
-export const invalidCharAt = (source: string, index: number): XmlError => ({ message: ParserMessages.invalidCharacter(...argsAt(source, index)), index });
+/**
+ * Bytes the XML reader's own UTF-8 decoder refuses (it throws on them, where a StreamReader reads
+ * U+FFFD) are handed to the scanners as one lone low surrogate, U+DC80 to U+DCFF (the byte's low
+ * bits), which valid UTF-8 never decodes to: a character XML refuses where it stands, reported with
+ * the decoder's message rather than the character's. (A UTF-16 document's own lone surrogate in that
+ * range is reported so too: the only place the two readings part.)
+ */
+export const undecodableByte = (byte: number): string => String.fromCharCode(0xdc00 | byte);
+
+function isUndecodable(source: string, index: number): boolean {
+  const c = source.charCodeAt(index);
+  return c >= 0xdc80 && c <= 0xdcff && !(index > 0 && source.charCodeAt(index - 1) >= 0xd800 && source.charCodeAt(index - 1) <= 0xdbff);
+}
+
+/** The decoder's refusal at `index`, if the character there stands for bytes it could not read. */
+export const undecodableAt = (source: string, index: number): XmlError | null =>
+  isUndecodable(source, index) ? { message: ParserMessages.invalidInEncoding, index } : null;
+
+export const invalidCharAt = (source: string, index: number): XmlError =>
+  undecodableAt(source, index) ?? { message: ParserMessages.invalidCharacter(...argsAt(source, index)), index };
 
 /** A character reference `&#...;` at `index` naming a character XML does not allow, with the index .NET reports (its digits). */
 export function badReference(source: string, index: number): XmlError | null {
@@ -159,6 +178,8 @@ export function piTargetError(source: string, index: number): XmlError | null {
  * to no one (a failure there is always a bare 400), only whether there is one.
  */
 export function afterRootError(source: string, end: number): XmlError | null {
+  // A NUL just after it is the end of the document to XmlTextReader (v1Compat), whatever follows.
+  if (source.charCodeAt(end) === 0) return null;
   const n = source.length;
   let i = end;
   while (i < n && isSpace(source.charCodeAt(i))) i++;

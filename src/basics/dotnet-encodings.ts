@@ -1,0 +1,81 @@
+/**
+ * The names .NET Framework's Encoding.GetEncoding(string) accepts, by the code page each names (the
+ * CLR's encoding name table, looked up without regard to case; anything else throws), for the code
+ * pages iconv-lite can decode, with iconv-lite's name for it. A name .NET knows whose code page is
+ * not here (EBCDIC, ISO-2022, ISCII, a few Mac and IA5 pages) is treated as one .NET does not know:
+ * docs/fidelity.md says so. Names iconv-lite accepts and .NET does not (`utf8`, `cp1252`, `win1251`)
+ * are not encodings to a .NET host.
+ */
+const CODE_PAGES: readonly (readonly [iconvName: string, dotnetNames: string])[] = [
+  ['ascii', 'ascii us us-ascii ansi_x3.4-1968 ansi_x3.4-1986 cp367 csascii ibm367 iso-ir-6 iso646-us iso_646.irv:1991'],
+  ['utf-8', 'utf-8 unicode-1-1-utf-8 unicode-2-0-utf-8 x-unicode-1-1-utf-8 x-unicode-2-0-utf-8'],
+  ['utf-7', 'utf-7 csunicode11utf7 unicode-1-1-utf-7 unicode-2-0-utf-7 x-unicode-1-1-utf-7 x-unicode-2-0-utf-7'],
+  ['utf-16le', 'utf-16 utf-16le unicode ucs-2 iso-10646-ucs-2'],
+  ['utf-16be', 'utf-16be unicodefffe'],
+  ['utf-32le', 'utf-32 utf-32le'],
+  ['utf-32be', 'utf-32be'],
+  ['cp28591', 'iso-8859-1 latin1 l1 cp819 ibm819 csisolatin1 iso-ir-100 iso8859-1 iso_8859-1 iso_8859-1:1987'],
+  ['cp28592', 'iso-8859-2 latin2 l2 csisolatin2 iso-ir-101 iso8859-2 iso_8859-2 iso_8859-2:1987'],
+  ['cp28593', 'iso-8859-3 latin3 l3 csisolatin3 iso-ir-109 iso_8859-3 iso_8859-3:1988'],
+  ['cp28594', 'iso-8859-4 latin4 l4 csisolatin4 iso-ir-110 iso_8859-4 iso_8859-4:1988'],
+  ['cp28595', 'iso-8859-5 cyrillic csisolatincyrillic iso-ir-144 iso_8859-5 iso_8859-5:1988'],
+  ['cp28596', 'iso-8859-6 arabic csisolatinarabic ecma-114 iso-ir-127 iso_8859-6 iso_8859-6:1987'],
+  ['cp28597', 'iso-8859-7 greek greek8 csisolatingreek ecma-118 elot_928 iso-ir-126 iso_8859-7 iso_8859-7:1987'],
+  // Hebrew: visual (28598) and logical (38598, iso-8859-8-i) order are the same bytes to a decoder.
+  ['cp28598', 'iso-8859-8 hebrew csisolatinhebrew iso-ir-138 iso_8859-8 iso_8859-8:1988 visual logical iso-8859-8-i'],
+  ['cp28599', 'iso-8859-9 latin5 l5 csisolatin5 iso-ir-148 iso_8859-9 iso_8859-9:1989'],
+  ['cp28603', 'iso-8859-13'],
+  ['cp28605', 'iso-8859-15 latin9 l9 csisolatin9 iso_8859-15'],
+  ['cp1250', 'windows-1250 x-cp1250'],
+  ['cp1251', 'windows-1251 x-cp1251'],
+  ['cp1252', 'windows-1252 x-ansi'],
+  ['cp1253', 'windows-1253'],
+  ['cp1254', 'windows-1254'],
+  ['cp1255', 'windows-1255'],
+  ['cp1256', 'windows-1256 cp1256'],
+  ['cp1257', 'windows-1257'],
+  ['cp1258', 'windows-1258'],
+  ['cp874', 'windows-874 dos-874 iso-8859-11 tis-620'],
+  ['cp437', '437 cp437 ibm437 cspc8codepage437'],
+  ['cp720', 'dos-720'],
+  ['cp737', 'ibm737'],
+  ['cp775', 'ibm775'],
+  ['cp850', 'cp850 ibm850'],
+  ['cp852', 'cp852 ibm852'],
+  ['cp855', 'cp855 ibm855'],
+  ['cp857', 'cp857 ibm857'],
+  ['cp858', 'cp858 ibm00858 cp00858 ccsid00858 pc-multilingual-850+euro'],
+  ['cp860', 'cp860 ibm860'],
+  ['cp861', 'cp861 ibm861'],
+  ['cp862', 'cp862 ibm862 dos-862'],
+  ['cp863', 'cp863 ibm863'],
+  ['cp864', 'cp864 ibm864'],
+  ['cp865', 'cp865 ibm865'],
+  ['cp866', 'cp866 ibm866'],
+  ['cp869', 'cp869 ibm869'],
+  ['cp20866', 'koi8-r koi koi8 koi8r cskoi8r'],
+  ['cp21866', 'koi8-u koi8-ru'],
+  ['cp932', 'shift_jis shift-jis sjis x-sjis ms_kanji csshiftjis cswindows31j x-ms-cp932'],
+  ['cp936', 'gb2312 gbk chinese cn-gb csgb2312 csgb231280 csiso58gb231280 gb2312-80 gb231280 gb_2312-80 iso-ir-58'],
+  ['cp949', 'korean ks_c_5601-1987 ks_c_5601-1989 ks_c_5601_1987 ks_c_5601 ks-c-5601 ks-c5601 ksc5601 ksc_5601 csksc56011987 iso-ir-149'],
+  ['cp950', 'big5 big5-hkscs cn-big5 csbig5 x-x-big5'],
+  ['eucjp', 'euc-jp x-euc-jp x-euc cseucpkdfmtjapanese extended_unix_code_packed_format_for_japanese iso-2022-jpeuc'],
+  ['euc-kr', 'euc-kr cseuckr iso-2022-kr-8 iso-2022-kr-8bit'],
+  ['euccn', 'euc-cn x-euc-cn'],
+  ['gb18030', 'gb18030'],
+  ['macintosh', 'macintosh'],
+  ['maccenteuro', 'x-mac-ce'],
+  ['maccroatian', 'x-mac-croatian'],
+  ['maccyrillic', 'x-mac-cyrillic'],
+  ['macgreek', 'x-mac-greek'],
+  ['maciceland', 'x-mac-icelandic'],
+  ['macromania', 'x-mac-romanian'],
+  ['macthai', 'x-mac-thai'],
+  ['macturkish', 'x-mac-turkish'],
+  ['macukraine', 'x-mac-ukrainian'],
+];
+
+/** iconv-lite's name for the code page a .NET encoding name (lower case) names. */
+export const DOTNET_ENCODINGS: ReadonlyMap<string, string> = new Map(
+  CODE_PAGES.flatMap(([iconvName, names]) => names.split(' ').map((name) => [name, iconvName] as const)),
+);
