@@ -78,6 +78,24 @@ describe('pipelined requests', () => {
     expect(most).toBe(1);
   });
 
+  it.each([100, 3000, 200_000])('a request with a body of %i bytes pipelined behind another gets its whole body once its turn comes', async (size) => {
+    const server = createServer(limits, (req, res) => {
+      let bytes = 0;
+      req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      req.on('end', () => res.end(`${req.method} ${bytes}\n`));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    const post = `POST /x HTTP/1.1\r\nHost: school.example\r\nContent-Length: ${size}\r\n\r\n${'b'.repeat(size)}`;
+    socket.end(GET('1') + post + GET('2'));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    await new Promise((resolve) => socket.once('close', resolve));
+    server.close();
+    expect([...text.matchAll(/^(GET|POST) (\d+)$/gm)].map((m) => m[0])).toEqual(['GET 0', `POST ${size}`, 'GET 0']);
+  });
+
   it('a client that never reads: its requests are read only as fast as the kernel takes the answers, and few are held', async () => {
     // Answers of 64 KiB: the kernel's buffers of a loopback connection hold a few hundred at most.
     const { server, port, started } = await listen(64 * 1024);

@@ -183,11 +183,13 @@ class Connection {
     this.next();
   }
 
-  /** Goes on where the connection stands: the next waiting request, else more of what was read. */
+  /**
+   * Goes on where the connection stands: the next waiting request, then more of what was read (a
+   * request that waited may have the rest of its body still unread: its handler waits for it).
+   */
   private next(): void {
-    if (this.closed || this.running !== null || this.unsentTooMuch()) return;
-    const run = this.waiting.shift();
-    if (run !== undefined) return run();
+    if (this.closed || this.unsentTooMuch()) return;
+    if (this.running === null) this.waiting.shift()?.();
     this.feed();
     this.endIfDone();
   }
