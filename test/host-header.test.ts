@@ -86,6 +86,8 @@ describe('the admin listener answers only its own names', () => {
       expect([host, (await asHost(s.adminPort, '/metrics', host)).status]).toEqual([host, 421]);
     }
     expect(await refusals(s, 'host')).toBe(13);
+    // The log reaches the test through the service's stderr, after the counter: waited for, then counted.
+    await s.waitFor((l) => l.msg.startsWith('admin listener: request refused'));
     const logged = s.lines.filter((l) => l.msg.startsWith('admin listener: request refused'));
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ level: 'warn', host: `rebind.attacker.example:${s.adminPort}`, refused: 1 });
