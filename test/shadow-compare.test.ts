@@ -199,8 +199,10 @@ test("request validation's refusal: Mono's quote of a value and .NET's agree, an
     ['id=&quot;&lt;\0b&quot;', 'id=&quot;&lt;b&quot;'],
     // the dangerous place further in than Mono's 15 characters
     [`id=&quot;${'a'.repeat(15)}...&quot;`, `id=&quot;...${'a'.repeat(10)}&lt;b${'z'.repeat(18)}...&quot;`],
-    // Mono's cut through a surrogate pair, read as U+FFFD
+    // Mono's cut through a surrogate pair, read as U+FFFD; a whole pair before the cut, each half one
     ['id=&quot;&lt;bcdefghijklmn\ufffd...&quot;', 'id=&quot;&lt;bcdefghijklmn😀xyz&quot;'],
+    ['id=&quot;&lt;/&amp;#x41;\ufffd\ufffd&amp;amp;...&quot;', 'id=&quot;&lt;/&amp;#x41;🏫&amp;amp;&amp;#x41...&quot;'],
+    ['id=&quot;&lt;b\ufffd\ufffdc&quot;', 'id=&quot;&lt;b🏫c&quot;'],
     ['id=&quot;&#233;&#233;&lt;bcdefghijklm...&quot;', 'id=&quot;&#233;&#233;&lt;bcdefghijklmnopqrst...&quot;'],
     // a line feed in the value: Mono writes it as sent, as .NET does (only the message's own line end is LF for CRLF)
     ['id=&quot;a\n&lt;b&quot;', 'id=&quot;a\n&lt;b&quot;'],

@@ -76,6 +76,22 @@ export const MONO_OWN: Rule[] = [
       'System.Web/HttpRequest.cs QueryStringText (IIS\'s raw query bytes) and FillInQueryStringCollection; System.Web/Util/HttpEncoder.cs UrlDecode (`%uXXXX`); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url.Query)',
   },
   {
+    name: 'mono-host-raw-bytes-latin1',
+    features: ['target:raw-non-ascii'],
+    reason:
+      "raw (unescaped) bytes of 0x80 and above in the request target: the legacy host's HttpListener reads the request line a byte a character (Latin-1) and hands ASP.NET System.Uri's re-escaping of that (each such character two UTF-8 bytes), so ASMX reads mojibake (an Arabic school not found, `®` two characters, `محمد` eight) in a query six times as long (its 400 from 2,048); IIS hands ASP.NET the bytes as sent, decoded as UTF-8 as their %-escapes are (transport/raw-target.ts)",
+    evidence:
+      'System.Web/HttpRequest.cs QueryStringText and FillInQueryStringCollection (the query bytes IIS received, decoded with ContentEncoding); http.sys reads a raw UTF-8 URL as it reads its %-escapes (FavorUTF8, KB 820129); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url)',
+  },
+  {
+    name: 'mono-host-query-bidi-stripped',
+    features: ['value:bidi'],
+    applies: (g) => g.binding === 'get' || g.binding === 'page',
+    reason:
+      "direction marks (U+200E, U+200F, U+202A-U+202E) in a query string: the legacy host hands ASP.NET the query of HttpListener's Request.Url, from which System.Uri takes them out, so a char parameter of a mark and a digit is one character there; IIS hands over the query as sent, and ASP.NET keeps them (docs/fidelity.md, read as written)",
+    evidence: 'System.Web/HttpRequest.cs QueryStringText and FillInQueryStringCollection (the query bytes IIS received); System/net/System/UriHelper.cs StripBidiControlCharacter (System.Uri\'s IRI reading); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url)',
+  },
+  {
     name: 'mono-host-query-length-reescaped',
     features: [],
     applies: (g, legacy) => {

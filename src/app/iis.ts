@@ -70,9 +70,9 @@ export function hostRules(basePath: string, limits: Pick<Limits, 'maxUrlBytes' |
     // `OPTIONS *` asks about the server, not a path.
     if (method === 'OPTIONS' && target.rawPath === '*') return { ...options };
     if (target.invalid !== undefined) return host(HostErrors.invalidUrl(), target.invalid, true);
-    // Node hands the request line over as ASCII (its parser refuses other bytes): characters are bytes.
-    if (target.rawPath.length > limits.maxUrlBytes) return host(HostErrors.filtered(), 'URL path over MAX_URL_BYTES');
-    if (target.query.length > limits.maxQueryBytes) return host(HostErrors.filtered(), 'query string over MAX_QUERY_BYTES');
+    // Counted as sent: a raw byte the front %-escaped is one (contract/url.ts).
+    if (target.pathBytes > limits.maxUrlBytes) return host(HostErrors.filtered(), 'URL path over MAX_URL_BYTES');
+    if (target.queryBytes > limits.maxQueryBytes) return host(HostErrors.filtered(), 'query string over MAX_QUERY_BYTES');
     if (DOUBLE_ESCAPED.test(target.path)) return host(HostErrors.filtered(), 'a + or an escape left in the URL path once decoded (request filtering)');
     if (method === 'DEBUG') return host(HostErrors.forbidden(), 'DEBUG: ASP.NET debugging is not enabled');
 

@@ -20,8 +20,11 @@ export interface Target {
   path: string;
   /** The query string as sent, after the `?` and without a fragment ('' when there is none). */
   query: string;
-  /** The path as sent, for request filtering's length limit. */
+  /** The path as sent (but for raw bytes the front %-escaped: see pathBytes). */
   rawPath: string;
+  /** The path's and the query's lengths as the client sent them, for request filtering's limits. */
+  pathBytes: number;
+  queryBytes: number;
   /** Why http.sys refuses the URL (it answers 400 Invalid URL), for the log; undefined when it does not. */
   invalid?: string;
 }
@@ -34,7 +37,17 @@ const RESTRICTED = /[\u0000-\u001f\u007f-\u009f]/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const ansi = new TextDecoder('windows-1252');
 
-export function readTarget(url: string): Target {
+/**
+ * Raw bytes (0x80 and above) of a request line's path and query that the front %-escaped for node's
+ * parser (transport/raw-target.ts), told on the request: each stands for one byte sent, not three.
+ */
+export const RAW_ESCAPED = Symbol('raw bytes escaped');
+export interface RawEscaped {
+  readonly path: number;
+  readonly query: number;
+}
+
+export function readTarget(url: string, escaped?: RawEscaped): Target {
   const hash = url.indexOf('#');
   const target = hash === -1 ? url : url.slice(0, hash);
   const q = target.indexOf('?');
@@ -43,16 +56,17 @@ export function readTarget(url: string): Target {
   // Absolute form (a proxy's request line): the path is what follows the authority.
   const authority = rawPath.charCodeAt(0) === 47 ? null : /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(rawPath);
   if (authority !== null) rawPath = rawPath.slice(authority[0].length) || '/';
+  const sent = { url, query, rawPath, pathBytes: rawPath.length - 2 * (escaped?.path ?? 0), queryBytes: query.length - 2 * (escaped?.query ?? 0) };
   if (!NOT_PLAIN.test(rawPath)) {
-    return longSegment(rawPath) ? { url, path: rawPath, query, rawPath, invalid: 'URL path segment over 260 characters' } : { url, path: rawPath, query, rawPath };
+    return longSegment(rawPath) ? { ...sent, path: rawPath, invalid: 'URL path segment over 260 characters' } : { ...sent, path: rawPath };
   }
   const decoded = percentDecode(rawPath);
-  if (decoded === null) return { url, path: rawPath, query, rawPath, invalid: 'malformed %-escape in the URL path' };
-  if (RESTRICTED.test(decoded)) return { url, path: rawPath, query, rawPath, invalid: 'control character in the URL path' };
+  if (decoded === null) return { ...sent, path: rawPath, invalid: 'malformed %-escape in the URL path' };
+  if (RESTRICTED.test(decoded)) return { ...sent, path: rawPath, invalid: 'control character in the URL path' };
   const path = canonical(decoded);
-  if (path === null) return { url, path: rawPath, query, rawPath, invalid: 'URL path goes above the root' };
-  if (longSegment(path)) return { url, path, query, rawPath, invalid: 'URL path segment over 260 characters' };
-  return { url, path, query, rawPath };
+  if (path === null) return { ...sent, path: rawPath, invalid: 'URL path goes above the root' };
+  if (longSegment(path)) return { ...sent, path, invalid: 'URL path segment over 260 characters' };
+  return { ...sent, path };
 }
 
 function longSegment(path: string): boolean {
@@ -133,8 +147,8 @@ const TARGET = Symbol('target');
 
 /** The request's URL read once: kept on the request (a WeakMap's lookup costs more than the reading). */
 export function targetOf(req: { url?: string }): Target {
-  const held = req as { url?: string; [TARGET]?: Target };
+  const held = req as { url?: string; [TARGET]?: Target; [RAW_ESCAPED]?: RawEscaped };
   const t = held[TARGET];
   if (t !== undefined && t.url === req.url) return t;
-  return (held[TARGET] = readTarget(req.url ?? ''));
+  return (held[TARGET] = readTarget(req.url ?? '', held[RAW_ESCAPED]));
 }

@@ -20,15 +20,16 @@ export function sameRefusalAsMono(legacy: string, ours: string): boolean {
   if (l === null || o === null || l[1] !== o[1] || l[2] !== o[2]) return false;
   const theirs = htmlDecode(l[3]);
   const mine = htmlDecode(o[3]);
+  // Mono writes each half of a surrogate pair as U+FFFD (also a first half left at its cut).
+  const mineAsMono = mine.replace(/[\ud800-\udfff]/g, '\ufffd');
   // Mono quoted the value whole: .NET's quote of it is known exactly.
   const value = theirs.replaceAll('\0', '');
   const at = dangerousAt(value);
-  if (theirs.length <= MONO_WHOLE && at !== -1 && quotedPiece(value, at) === mine) return true;
-  // Mono cut it: ours must be a quote .NET could give, of a value starting as Mono's does (a first
-  // half of a surrogate pair at Mono's cut was written as U+FFFD).
+  if (theirs.length <= MONO_WHOLE && at !== -1 && quotedPiece(value, at) === mineAsMono) return true;
+  // Mono cut it: ours must be a quote .NET could give, of a value starting as Mono's does.
   if (theirs.length !== MONO_WHOLE || !theirs.endsWith(CUT)) return false;
-  const start = theirs.slice(0, MONO_KEPT).replaceAll('\0', '').replace(/\ufffd$/, '');
-  return isNetQuote(mine) && (mine.startsWith(CUT) || mine.startsWith(start));
+  const start = theirs.slice(0, MONO_KEPT).replaceAll('\0', '');
+  return isNetQuote(mine) && (mine.startsWith(CUT) || mineAsMono.startsWith(start));
 }
 
 /** Whether `piece` can be quotedPiece(value, at) of some value: its length and dangerous place fit the window. */

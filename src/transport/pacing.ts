@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type net from 'node:net';
 import { addressKey, idleConnections } from './idle';
+import { RequestLines } from './raw-target';
 
 /**
  * A connection's requests are read only as fast as its answers are taken: one request at a time, the
@@ -96,6 +97,8 @@ class Connection {
   private isIdle = false;
   /** Its client address's key (idle.ts), read once. */
   private key: string | null | undefined;
+  /** Where its request lines are, for their raw bytes (raw-target.ts). */
+  private readonly lines: RequestLines;
 
   constructor(
     private readonly socket: NodeSocket,
@@ -103,6 +106,7 @@ class Connection {
     private readonly endParsing: () => void,
     private readonly maxUnsentBytes: number,
   ) {
+    this.lines = new RequestLines(socket.parser);
     // While bytes are held, nothing but this connection resumes reading: node resumes a socket
     // after each answer (to drop an unread body) and on its own drain.
     const resume = socket.resume;
@@ -125,6 +129,7 @@ class Connection {
 
   /** A request node parsed: run now, or after the one before it is answered. */
   request(req: http.IncomingMessage, res: http.ServerResponse, handler: http.RequestListener): void {
+    this.lines.headers(req);
     if (this.running === null && this.waiting.length === 0) return this.run(req, res, handler);
     pacing.waiting += 1;
     this.waiting.push(() => {
@@ -217,12 +222,13 @@ class Connection {
       const head = this.stash[0]!;
       const inBody = this.running !== null && !this.running.complete && this.bodyLeft > SLICE;
       const size = inBody ? Math.min(this.bodyLeft, BODY_SLICE) : SLICE;
-      const slice = head.length <= size ? head : head.subarray(0, size);
+      const cut = this.lines.size(head.length <= size ? head : head.subarray(0, size));
+      const slice = cut === head.length ? head : head.subarray(0, cut);
       if (slice === head) this.stash.shift();
-      else this.stash[0] = head.subarray(size);
+      else this.stash[0] = head.subarray(cut);
       if (inBody) this.bodyLeft -= slice.length;
       this.take(slice.length);
-      this.parse(slice);
+      this.parse(this.lines.prepare(slice));
     }
     // Reading stops while anything is held, and starts again once it is all parsed.
     if (this.stashed > 0 && !this.stopped) {
@@ -243,6 +249,7 @@ class Connection {
   private close(): void {
     this.busy();
     this.closed = true;
+    this.lines.release();
     if (this.stashed > 0) this.take(this.stashed);
     this.stash.length = 0;
     pacing.waiting -= this.waiting.length;
