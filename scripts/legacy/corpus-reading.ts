@@ -102,6 +102,10 @@ export function soapReading(c: Corpus): void {
     ['after-white-space-before-the-root', (v) => `${DECL}\n\u0000${envelope(v, token('dev-1001'), { decl: '' })}`],
   ];
   for (const [label, body] of nul) both(`nul/${label}`, PUSH, 'GetTokenDevice', body);
+  // `--` inside a comment, or a comment ending `--->` (XmlTextReader's message, at the first `-`)
+  both('comments/double-dash-before-the-body', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('<soap:Body>', '<!-- a -- b --><soap:Body>'));
+  both('comments/three-dashes-at-the-end', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('<soap:Body>', '<!-- a ---><soap:Body>'));
+  both('comments/empty-and-single-dashes', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('<soap:Body>', '<!----><!-- - --><soap:Body>'));
 
   // ---- the XML declaration (XmlTextReaderImpl.ParseXmlDeclaration)
   const declarations: Array<[string, string]> = [
@@ -162,6 +166,16 @@ export function soapReading(c: Corpus): void {
     ['bad-show-active-before-a-bad-character', `<show_active>abc</show_active><school_base_url>${X}</school_base_url>`],
     ['markup-before-a-bad-show-active', `<school_base_url>x<!--c-->y</school_base_url><show_active>abc</show_active>`],
     ['empty-show-active-self-closing', `<school_base_url>${ALNOOR}</school_base_url><show_active/>`],
+    // The node after a value that does not convert is read before the conversion (ReadElementString's last Read())
+    ['bad-show-active-then-a-bad-start-tag', `<school_base_url>x</school_base_url><show_active>abc</show_active><a b> x </a b>`],
+    ['bad-show-active-then-white-space-and-a-bad-tag', `<school_base_url>x</school_base_url><show_active>abc</show_active> <a b/>`],
+    ['bad-show-active-then-a-good-tag-and-a-bad-one', `<school_base_url>x</school_base_url><show_active>abc</show_active><x>1</x><a b/>`],
+    ['bad-show-active-then-a-wrong-end-tag', `<school_base_url>x</school_base_url><show_active>abc</show_active></Wrong>`],
+    ['bad-show-active-then-a-bad-comment', `<school_base_url>x</school_base_url><show_active>abc</show_active><!-- a -- b -->`],
+    ['bad-show-active-then-an-undeclared-prefix', `<school_base_url>x</school_base_url><show_active>abc</show_active><p:x/>`],
+    ['bad-show-active-then-an-undeclared-entity', `<school_base_url>x</school_base_url><show_active>abc</show_active>&bogus;`],
+    ['fullwidth-show-active-then-a-bad-tag', `<school_base_url>x</school_base_url><show_active>&#xff14;&#xff19;</show_active><a b/>`],
+    ['empty-bad-show-active-then-a-bad-tag', `<school_base_url>x</school_base_url><show_active/><a b/>`],
   ];
   for (const [label, inner] of school) both(`markup/school-${label}`, SCHOOL, 'GetStudentSchool', (v) => envelope(v, schEl(inner)));
   const marks = servicePath(OP.marks);

@@ -11,7 +11,7 @@ import { urls } from './corpus-urls';
 export type { Case } from './corpus-kit';
 
 /**
- * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (1112
+ * The full corpus the legacy comparison puts to both hosts, for a service namespace `ns` (1136
  * requests under the default namespace; a namespace without a trailing slash adds the SOAPAction
  * forms it allows). test/legacy-matrix.test.ts holds it to the recordings, case for case.
  */

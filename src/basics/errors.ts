@@ -155,6 +155,7 @@ export const ParserMessages = {
     `The '${start}' start tag on line ${line} position ${column} does not match the end tag of '${end}'.`,
   /** A character XML 1.0 does not allow, raw or as a reference (`c` as XmlException shows it, `hex` 0x..). */
   invalidCharacter: (c: string, hex: string) => `'${c}', hexadecimal value ${hex}, is an invalid character.`,
+  invalidCommentChars: "An XML comment cannot contain '--', and '-' cannot be the last character.",
   /** Bytes the reader's UTF-8 decoder refuses (XmlTextReaderImpl.InvalidCharRecovery). */
   invalidInEncoding: 'Invalid character in the given encoding.',
   nameStart: (c: string, hex: string) => `Name cannot begin with the '${c}' character, hexadecimal value ${hex}.`,

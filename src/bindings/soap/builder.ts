@@ -105,6 +105,13 @@ export class EnvelopeBuilder {
   /** An empty element (`<a/>`) opened: the reader hears of it at its end, where the next node's index is known. */
   private empty: { uri: string; local: string; nil: boolean } | null = null;
   private elements = 0;
+  /**
+   * A value did not convert. ReadElementString had already moved the reader on to the node after
+   * the parameter (its last step is Read()) before the conversion ran, so that node is read: a
+   * malformed one is the XmlException ASMX answers (a bare 400), and once it has come whole the
+   * reading ends with the value's fault.
+   */
+  private valueFailed = false;
 
   /**
    * @param at where the reader stands, for a refusal's message (the quick reader gives up instead,
@@ -120,6 +127,7 @@ export class EnvelopeBuilder {
   ) {}
 
   open(name: string, uri: string, local: string, attributes: Iterable<ScannedAttribute>, empty: boolean): void {
+    if (this.nodeAfterFailure()) return;
     const depth = ++this.depth;
     if (depth > this.limits.maxDepth) throw new Refused(`${ParserMessages.tooDeep(this.limits.maxDepth)} ${this.at()}`);
     if (++this.elements > this.limits.maxElements) throw new Refused(`${ParserMessages.tooManyElements(this.limits.maxElements)} ${this.at()}`);
@@ -147,6 +155,7 @@ export class EnvelopeBuilder {
 
   /** Text or CDATA. */
   text(text: string, cdata: boolean): void {
+    if (this.nodeAfterFailure()) return;
     if (this.depth === 1 && !this.hasBody && (cdata || !isBlank(text))) this.misplaced();
     if (this.section !== 'Body') return;
     if (this.depth === 2 && !this.routed && (cdata || !isBlank(text))) this.route({ ns: '', local: '' });
@@ -154,6 +163,7 @@ export class EnvelopeBuilder {
   }
 
   comment(): void {
+    if (this.nodeAfterFailure()) return;
     if (this.section === 'Body' && this.reader !== null && !this.reader.otherNode()) this.stop();
   }
 
@@ -166,12 +176,18 @@ export class EnvelopeBuilder {
 
   /** @param position the index just past the end tag's `>` (or the empty element's `/>`) */
   close(position: number): void {
+    if (this.nodeAfterFailure()) return;
     const { depth } = this;
     if (this.reader !== null && this.section === 'Body' && depth >= 2) {
       const next = followingNode(this.source, position);
       const empty = this.empty;
       this.empty = null;
-      if (!(empty !== null ? this.reader.open(empty.uri, empty.local, true, empty.nil, next) : this.reader.close(next))) return this.stop();
+      if (!(empty !== null ? this.reader.open(empty.uri, empty.local, true, empty.nil, next) : this.reader.close(next))) {
+        if (this.reader.failure?.kind !== 'value') return this.stop();
+        this.valueFailed = true;
+        this.depth--;
+        return;
+      }
     }
     if (depth === 2) this.section = null;
     this.depth--;
@@ -223,6 +239,18 @@ export class EnvelopeBuilder {
   private stop(): void {
     this.stopped = true;
   }
+
+  /** A value did not convert, and the node after it is being read. */
+  get afterValueFailure(): boolean {
+    return this.valueFailed && !this.stopped;
+  }
+
+  /** Whether this node is the one after a value that did not convert: it has come whole, and the reading ends. */
+  private nodeAfterFailure(): boolean {
+    if (!this.valueFailed) return false;
+    this.stop();
+    return true;
+  }
 }
 
 /**
@@ -230,6 +258,8 @@ export class EnvelopeBuilder {
  * the next node's name or content.
  */
 function followingNode(source: string, after: number): number {
+  // A reference to an entity XML does not declare is a node of its own, placed at its name.
+  if (source[after] === '&') return /^&(#|lt;|gt;|amp;|apos;|quot;)/.test(source.slice(after, after + 6)) ? after : after + 1;
   if (source[after] !== '<') return after;
   const c = source[after + 1];
   if (c === '/' || c === '?') return after + 2;

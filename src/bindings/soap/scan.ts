@@ -55,6 +55,9 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
     stopped();
   };
   parser.oncomment = () => {
+    // sax tells of a comment at its `--`, before it knows whether `>` follows.
+    const dashes = commentDashes(source, parser.position);
+    if (dashes !== -1 && source[dashes + 2] !== '>') throw new Refused(`${ParserMessages.invalidCommentChars} ${at(dashes)}`);
     builder.comment();
     stopped();
   };
@@ -72,6 +75,10 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
     feed(parser, source, starts);
   } catch (e) {
     if (e instanceof Stop) return builder.result();
+    // After a value that did not convert, the next node may be a reference to an undeclared entity:
+    // XmlTextReader reports it as an EntityReference node, an error only once resolved, so that
+    // node has come (sax refuses it here).
+    if (builder.afterValueFailure && undeclaredEntity(parser)) return builder.result();
     const message = e instanceof Refused ? e.message : parserMessage(e, parser, source, starts);
     return { ok: false, message, root: builder.root, bodyChild: builder.bodyChild, routed: builder.routed };
   }
@@ -181,6 +188,10 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string, starts
     const mismatch = tagMismatch(parser as unknown as { tagName: string; tags: { name: string }[] }, source, starts, parser.startTagPosition + 1);
     if (mismatch !== null) return `${mismatch.message} ${atIndex(mismatch.index)}`;
   }
+  if (/^Malformed comment/.test(reason)) {
+    const dashes = commentDashes(source, parser.position);
+    if (dashes !== -1) return `${ParserMessages.invalidCommentChars} ${atIndex(dashes)}`;
+  }
   const prefix = /^Unbound namespace prefix: "([^":]+):/.exec(reason);
   if (prefix) return `${ParserMessages.undeclaredPrefix(prefix[1])} ${atIndex(parser.startTagPosition)}`;
   // XmlTextReaderImpl.ParseDocumentContent reads a tag at the root level only with 4 characters in
@@ -196,6 +207,21 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string, starts
   }
   const sentence = reason === '' ? 'The XML is not well-formed.' : reason.endsWith('.') ? reason : `${reason}.`;
   return `${sentence} ${stopped}`;
+}
+
+/**
+ * The first `--` of the comment that `position` is in or just past: where XmlTextReader refuses a
+ * `--` inside a comment (or one ending `--->`), at its first `-`. -1 when there is no comment there.
+ */
+function commentDashes(source: string, position: number): number {
+  const start = source.lastIndexOf('<!--', position - 1);
+  return start === -1 ? -1 : source.indexOf('--', start + 4);
+}
+
+/** sax stopped on a reference to an entity XML does not declare (not a character reference) in text. */
+function undeclaredEntity(parser: sax.SAXParser): boolean {
+  const p = parser as unknown as { state: number; entity: string };
+  return SAX_STATE_NAMES[p.state] === 'TEXT_ENTITY' && p.entity !== '' && p.entity[0] !== '#';
 }
 
 /** sax's parser states (exported by the library, not by its type declarations), by number and by name. */
