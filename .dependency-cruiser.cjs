@@ -1,39 +1,55 @@
 /**
- * The layers of src/, from the ground up: a file may import from its own layer and the layers below
- * it, never above, and no files import each other in a circle. `npm run lint:layers` checks it (and
- * `npm test` runs that first). docs/design.md draws the layers.
+ * The layers of src/ and what each may import: docs/design.md's import table is the one source
+ * (read here, row by row), so the map the next engineer reads is the rule the build keeps. A file
+ * may import from its own layer and from the layers its row names, never others, and no files import
+ * each other in a circle. `npm run lint:layers` checks it (`npm test` runs that first);
+ * test/layers.test.ts holds the table to the imports as they are (no row names a layer it does not
+ * import) and the drawing to the table.
  */
-const LAYERS = [
-  ['basics', '^src/basics/'],
-  ['contract', '^src/contract/'],
-  ['config', '^src/config/'],
-  ['transport', '^src/transport/'],
-  ['store', '^src/store/'],
-  ['sms', '^src/sms/'],
-  ['services', '^src/services/'],
-  ['bindings', '^src/bindings/'],
-  ['pages', '^src/pages/'],
-  ['shadow', '^src/shadow/'],
-  ['app', '^src/app/'],
-  ['console', '^src/console/'],
-  ['process', '^src/process/'],
-  ['main', '^src/main\\.ts$'],
-];
+const fs = require('node:fs');
+const path = require('node:path');
 
-const anyLayer = LAYERS.map(([, path]) => `(?:${path})`).join('|');
+/** `| \`src/store/\` | config, contract, basics |` rows: the layer, its folder's pattern, what it may import. */
+function layersOfDesignMd() {
+  const text = fs.readFileSync(path.join(__dirname, 'docs', 'design.md'), 'utf8');
+  const rows = [...text.matchAll(/^\| `src\/(main\.ts|[a-z]+\/)` \| ([^|]+) \|$/gm)];
+  if (rows.length === 0) throw new Error('docs/design.md: no import table rows (| `src/<layer>/` | <layers> |)');
+  return rows.map(([, folder, imports]) => {
+    const name = folder === 'main.ts' ? 'main' : folder.slice(0, -1);
+    const list = imports.trim() === 'nothing of the project' ? [] : imports.split(',').map((l) => l.trim());
+    return { name, path: folder === 'main.ts' ? '^src/main\\.ts$' : `^src/${folder}`, imports: list };
+  });
+}
 
-const upward = LAYERS.slice(0, -1).map(([name, path], i) => ({
-  name: `${name}-imports-only-below`,
-  comment: `${name} may import only from ${LAYERS.slice(0, i).map(([below]) => below).join(', ') || 'itself'} and itself`,
-  severity: 'error',
-  from: { path },
-  to: { path: LAYERS.slice(i + 1).map(([, above]) => `(?:${above})`).join('|') },
-}));
+const LAYERS = layersOfDesignMd();
+const pathOf = (name) => {
+  const layer = LAYERS.find((l) => l.name === name);
+  if (layer === undefined) throw new Error(`docs/design.md: the import table names a layer it has no row for: ${name}`);
+  return layer.path;
+};
+
+const anyLayer = LAYERS.map(({ path }) => `(?:${path})`).join('|');
+
+const outsideItsRow = LAYERS.flatMap(({ name, path, imports }) => {
+  const others = LAYERS.filter((l) => l.name !== name && !imports.includes(l.name));
+  imports.forEach(pathOf);
+  return others.length === 0
+    ? []
+    : [
+        {
+          name: `${name}-imports-only-its-row`,
+          comment: `${name} may import only from ${imports.join(', ') || 'nothing of the project'} and itself (docs/design.md's import table)`,
+          severity: 'error',
+          from: { path },
+          to: { path: others.map((l) => `(?:${l.path})`).join('|') },
+        },
+      ];
+});
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    ...upward,
+    ...outsideItsRow,
     {
       name: 'no-circular',
       comment: 'files that import each other in a loop belong in one file, or need the shared part moved below both',
