@@ -10,7 +10,7 @@ const common = {
   testEnvironment: 'node',
   // Each file is compiled on its own (isolatedModules, set in tsconfig.json); `npm test` type-checks first.
   transform: { '^.+\\.ts$': 'ts-jest' },
-  setupFiles: ['<rootDir>/test/setup-logs.ts'],
+  setupFiles: ['<rootDir>/test/setup-logs.ts', '<rootDir>/test/helpers/ts-loader-env.js'],
 };
 
 /**

@@ -56,17 +56,18 @@ export function copyRule(basePath: string, include: ReadonlySet<string>): (req: 
 }
 
 /**
- * Run from the sources (the tests), the copier compiles its TypeScript as it loads it, with the
- * typescript package the tests already have; the build runs copier.js as it is.
+ * Run from its TypeScript sources (the tests do), the service starts its copier from them too, with
+ * the module named here required first to load them (test/helpers/ts-register.js); the build runs
+ * copier-process.js as it is.
  */
-function fromSource(entry: string): string {
-  return `
-    const fs = require('fs');
-    const ts = require(require.resolve('typescript', { paths: [${JSON.stringify(path.dirname(entry))}] }));
-    require.extensions['.ts'] = (m, file) => m._compile(ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-      fileName: file, compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-    }).outputText, file);
-    require(${JSON.stringify(entry)});`;
+export const TS_LOADER_ENV = 'ASMX_TS_LOADER';
+
+function copierCommand(): string[] {
+  const entry = path.join(__dirname, `copier-process${path.extname(__filename)}`);
+  if (!entry.endsWith('.ts')) return [process.execPath, entry];
+  const loader = process.env[TS_LOADER_ENV];
+  if (loader === undefined) throw new Error(`the shadow copier runs from TypeScript sources only with ${TS_LOADER_ENV} naming a loader to require first`);
+  return [process.execPath, '-r', loader, entry];
 }
 
 /**
@@ -232,9 +233,7 @@ export class Mirror {
    */
   private copier(): { child: ChildProcess; jobs: Socket } {
     if (this.running !== null) return this.running;
-    const entry = path.join(__dirname, `copier${path.extname(__filename)}`);
-    const node = entry.endsWith('.ts') ? [process.execPath, '-e', fromSource(entry)] : [process.execPath, entry];
-    const [command, ...args] = [...this.priority, ...node];
+    const [command, ...args] = [...this.priority, ...copierCommand()];
     const child = spawn(command, args, {
       env: { ...process.env, [COPIER_ENV]: JSON.stringify(this.target) },
       // Results carry a difference's bodies as bytes: the channel's advanced serialisation keeps them so.

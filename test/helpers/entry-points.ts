@@ -21,7 +21,7 @@ const entry = (file: string, command: string | null, parses = true): EntryPoint 
 
 export const ENTRY_POINTS: readonly EntryPoint[] = [
   entry('src/main.js', 'npm start'),
-  entry('src/shadow/copier.js', null, false),
+  entry('src/shadow/copier-process.js', null, false),
   entry('scripts/import.js', 'npm run import'),
   entry('scripts/outbox.js', 'npm run outbox'),
   entry('scripts/shadow-report.js', 'npm run shadow-report'),
@@ -56,7 +56,7 @@ function sourcesUnder(dir: string): string[] {
  * own file name (the copier), and every file of scripts/ that runs when it is the main module.
  */
 export function entrySources(): string[] {
-  // A file src/ starts is named beside its starter: path.join(__dirname, `copier${path.extname(__filename)}`).
+  // A file src/ starts is named beside its starter: path.join(__dirname, `copier-process${path.extname(__filename)}`).
   const started = sourcesUnder('src').flatMap((f) =>
     [...fs.readFileSync(path.join(PROJECT_ROOT, f), 'utf8').matchAll(/path\.join\(__dirname, `([\w-]+)\$\{path\.extname\(__filename\)\}`\)/g)].map((m) => path.join(path.dirname(f), `${m[1]}.ts`)),
   );
