@@ -1,9 +1,9 @@
 // Quiet by default (test/setup-logs.ts applies it); LOG_LEVEL=info npm test shows the server's lines.
 process.env.LOG_LEVEL ??= 'silent';
 
-const fs = require('fs');
-const { spawnSync } = require('child_process');
-const net = require('net');
+const fs = require('node:fs');
+const { spawnSync } = require('node:child_process');
+const net = require('node:net');
 const { Client } = require('pg');
 
 const common = {

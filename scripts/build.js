@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-'use strict';
+
 /**
  * Compiles the project into dist/ (or --out DIR) without ever leaving it incomplete.
  *
@@ -15,9 +15,9 @@
  * Plain JavaScript with no dependency: it has to run, or fail with one clear line, on an install
  * whose dev dependencies have been pruned.
  */
-const fs = require('fs');
-const path = require('path');
-const { spawnSync } = require('child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 require('./check-node'); // an unsupported Node stops here, in one line
 
 const ROOT = path.resolve(__dirname, '..');

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-'use strict';
+
 /**
  * The Node.js lines the service runs on, and the one-line refusal of any other. Run by `npm ci`
  * (preinstall) and by the build, before anything native is loaded: better-sqlite3 13 needs Node 22,
@@ -8,8 +8,8 @@
  * Each entry point of the build loads it first too (src/basics/supported-node.ts): `node dist/src/main.js`,
  * as a supervisor runs it, and every command of dist/scripts/.
  */
-const fs = require('fs');
-const path = require('path');
+const fs = require('node:fs');
+const path = require('node:path');
 
 const SUPPORTED = [22, 24, 26];
 const NEWEST = 24; // the line .nvmrc names: the newest long-term support line

@@ -190,7 +190,7 @@ export async function main(argv: readonly string[], io: ImportIo = processIo()):
 
   // As the service says them: a misspelt DATABASE_URL would import into SQLite in silence.
   for (const line of settingWarnings(io.env)) io.err(`warning: ${line}`);
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(io.env);
   } catch (err) {

@@ -79,6 +79,7 @@ function succeeds(command: string, args: string[]): boolean {
 
 /** The installed Debian package's version, which is what docs/tests.md's table of clients reports. */
 function debianVersion(pkg: string): string {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format
   const r = spawnSync('dpkg-query', ['-W', '-f', '${Version}', pkg], { encoding: 'utf8' });
   return r.status === 0 && r.stdout.trim() !== '' ? `${pkg} ${r.stdout.trim()}` : `${pkg} (version unknown)`;
 }

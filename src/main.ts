@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     const warnings = [...(dotenv === null ? [] : envFileWarnings(dotenv, '.env')), ...settingWarnings(process.env)];
     for (const line of warnings) process.stderr.write(`warning: ${line}\n`);
   }
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (e) {

@@ -1,10 +1,10 @@
-import { spawn } from 'child_process';
-import fs from 'fs';
-import http from 'http';
-import type { AddressInfo } from 'net';
-import os from 'os';
-import path from 'path';
-import { gunzipSync } from 'zlib';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { BUILD_DIR, freePort, PROJECT_ROOT } from './helpers/service';
 
 /**

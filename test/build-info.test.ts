@@ -1,6 +1,6 @@
-import { spawnSync } from 'child_process';
-import fs from 'fs';
-import path from 'path';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { buildText } from '../src/basics/build-info';
 import { maskText } from '../src/basics/mask';
 import { BUILD_DIR, PROJECT_ROOT, request, servicesPerTest } from './helpers/service';

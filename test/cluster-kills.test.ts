@@ -1,9 +1,9 @@
-import { execFileSync } from 'child_process';
-import fs from 'fs';
-import http from 'http';
-import net from 'net';
-import os from 'os';
-import path from 'path';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { isToken, type Service, servicesPerTest, TOKEN_PATH, request } from './helpers/service';
 import { drainable } from '../src/process/shutdown';
 import { until } from './helpers/sms-gateway';

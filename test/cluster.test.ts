@@ -1,5 +1,5 @@
-import fs from 'fs';
-import path from 'path';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Restarts } from '../src/process/restarts';
 import { type LogLine, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
@@ -31,7 +31,7 @@ test('the restart delay doubles from 100 ms to 30 s, is short again after a work
 });
 
 test('a worker that fails to start is retried with backoff while the other keeps serving; it serves once it can', async () => {
-  const flag = path.join(fs.mkdtempSync(path.join(require('os').tmpdir(), 'cluster-fault-')), 'fail');
+  const flag = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cluster-fault-')), 'fail');
   const s = await service({ env: faulty(flag) });
   fs.writeFileSync(flag, '');
   const victim = (await request(s.port, TOKEN_PATH).then(() => s.waitFor((l) => l.msg === 'request'))).pid;
@@ -62,7 +62,7 @@ test('a worker that fails to start is retried with backoff while the other keeps
 }, 60_000);
 
 test('the primary exits 1 after 5 failed starts in a row with no worker serving', async () => {
-  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'cluster-fault-'));
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'cluster-fault-'));
   const flag = path.join(dir, 'fail');
   fs.writeFileSync(flag, '');
   const s = await service({ env: faulty(flag), waitListening: false });

@@ -6,10 +6,10 @@
  * a wrong count of arguments prints the error and the usage on stderr, exit 2. docs/operations-commands.md
  * shows each command's help exactly as `--help` prints it.
  */
-import { spawnSync } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { type CommandSpec, helpText, parseCommandLine } from '../src/basics/command-line';
 import { ENTRY_POINTS } from './helpers/entry-points';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
@@ -47,7 +47,7 @@ describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
   test('--help: the help on stdout, exit 0, nothing started or written', () => {
     const r = run(file, '--help');
     expect([r.status, r.stderr, r.left]).toEqual([0, '', []]);
-    expect(r.stdout).toMatch(/^usage: .+\n(?: {7}.+\n)*\n.+[\s\S]*\noptions:\n[\s\S]*  -h, --help +print this help and exit\n  --version +print the version and exit\n/);
+    expect(r.stdout).toMatch(/^usage: .+\n(?: {7}.+\n)*\n.+[\s\S]*\noptions:\n[\s\S]* {2}-h, --help +print this help and exit\n {2}--version +print the version and exit\n/);
     // No log line (the service's are JSON), nothing but the help.
     expect(r.stdout).not.toMatch(/^\{/m);
     expect(run(file, '-h').stdout).toBe(r.stdout);

@@ -1,5 +1,5 @@
-import { execFile } from 'child_process';
-import path from 'path';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { buildCorpus } from '../scripts/legacy/corpus';
 import { listening } from './helpers/app';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/service';

@@ -1,6 +1,6 @@
-import { execFileSync, spawnSync } from 'child_process';
-import fs from 'fs';
-import path from 'path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig, SETTINGS } from '../src/config';
 
 test('defaults', () => {
@@ -83,7 +83,7 @@ test('SETTINGS is every name loadConfig reads, and it reads every one of them', 
   // Between them these reach every branch: the defaults, the Twilio preset (which replaces the HTTP
   // gateway's settings), shadowing on.
   loadConfig(recording({}));
-  loadConfig(recording({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }));
+  loadConfig(recording({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }));
   loadConfig(recording({ SHADOW_URL: 'http://legacy/' }));
   expect([...read].sort()).toEqual([...SETTINGS].sort());
   expect(new Set(SETTINGS).size).toBe(SETTINGS.length);
@@ -126,7 +126,7 @@ test('SMS settings are read and normalised; Twilio is the HTTP gateway with its 
   const c = loadConfig({ SMS_DEFAULT_REGION: 'iq', SMS_ALLOWED_COUNTRIES: 'IQ, jo', SMS_HTTP_HEADERS: '{"X-Key":"k"}', REDIS_URL: 'redis://127.0.0.1:6379/2' });
   expect(c.sms).toMatchObject({ defaultRegion: 'IQ', allowedCountries: ['IQ', 'JO'], redisUrl: 'redis://127.0.0.1:6379/2' });
   expect(c.sms.http.headers).toEqual({ 'X-Key': 'k' });
-  const sid = 'AC' + 'a1'.repeat(16);
+  const sid = `AC${'a1'.repeat(16)}`;
   const twilio = loadConfig({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }).sms.http;
   expect(twilio).toEqual({
     url: `https://api.twilio.com/2010-04-01/Accounts/${sid}/Messages.json`,
@@ -279,7 +279,7 @@ test.each([
   [{ SMS_HTTP_FORMAT: 'xml' }, /^SMS_HTTP_FORMAT /],
   [{ SMS_HTTP_BODY: '{"to":{phone}}' }, /^SMS_HTTP_BODY must be JSON/],
   [{ SMS_HTTP_HEADERS: '{"X-Key": 42, "secret": "s3cr3t"}' }, /^SMS_HTTP_HEADERS must be a JSON object of strings, such as \{"Authorization":"Bearer \.\.\."\}$/],
-  [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'AC' + '0'.repeat(32), TWILIO_FROM: '+15005550006' }, /^TWILIO_AUTH_TOKEN must be set when SMS_GATEWAY=twilio$/],
+  [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_FROM: '+15005550006' }, /^TWILIO_AUTH_TOKEN must be set when SMS_GATEWAY=twilio$/],
   [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'nope', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1' }, /^TWILIO_ACCOUNT_SID /],
   [{ REDIS_URL: 'http://u:secret@127.0.0.1:6379' }, /^REDIS_URL must be a URL such as redis:\/\/127\.0\.0\.1:6379 \(scheme redis or rediss\), got the scheme "http"$/],
   [{ REDIS_URL: 'redis://u:sec ret@127.0.0.1' }, /^REDIS_URL must be a URL .*, got an address that is not a URL$/],

@@ -1,4 +1,4 @@
-import net from 'net';
+import net from 'node:net';
 import { HostErrors } from '../src/basics/errors';
 import { log } from '../src/basics/log';
 import { ConnectionCap, Handovers } from '../src/transport/connection-cap';
@@ -43,7 +43,9 @@ class SlowClients {
     private readonly port: number,
     private readonly from: string,
   ) {
-    this.timer = setInterval(() => this.sockets.forEach((s) => this.next(s)), 1000);
+    this.timer = setInterval(() => {
+      for (const s of this.sockets) this.next(s);
+    }, 1000);
   }
 
   get open(): number {
@@ -99,7 +101,9 @@ const attacker = (s: Service, from = ATTACKER) => {
   attackers.push(a);
   return a;
 };
-afterEach(() => attackers.splice(0).forEach((a) => a.leave()));
+afterEach(() => {
+  for (const a of attackers.splice(0)) a.leave();
+});
 
 /** A sample of the service's /metrics, or NaN when it is not there. */
 async function metric(s: Service, series: string): Promise<number> {
@@ -308,7 +312,7 @@ describe('the count (transport/connection-cap.ts)', () => {
     expect(cap.open).toBe(2);
     // Handed again, each to a new holder, and released there once.
     const again = [handedOver.add('w3', back.copy, back.ticket), handedOver.add('w3', gone.untaken[0]!.copy, gone.untaken[0]!.ticket)];
-    again.forEach((id) => handedOver.taken('w3', id));
+    for (const id of again) handedOver.taken('w3', id);
     handedOver.closed('w3', again[0]!);
     expect(cap.open).toBe(1);
     handedOver.gone('w3');

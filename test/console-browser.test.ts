@@ -1,8 +1,8 @@
-import fs from 'fs';
-import http from 'http';
-import type { AddressInfo } from 'net';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
 import { request, type Service, startService } from './helpers/service';

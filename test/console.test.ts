@@ -1,8 +1,8 @@
-import fs from 'fs';
-import http from 'http';
-import type { AddressInfo } from 'net';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { scrapeOnly } from '../src/app/metrics';
 import { loadConfig } from '../src/config';
 import { createConsole } from '../src/console';

@@ -1,10 +1,10 @@
-import { spawnSync } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sax from 'sax';
 import { parseStringPromise } from 'xml2js';
-import type { IncomingMessage } from 'http';
+import type { IncomingMessage } from 'node:http';
 import { loadConfig } from '../src/config';
 import { clientAddress } from '../src/transport/context';
 import { PROJECT_ROOT } from './helpers/service';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'crypto';
+import { randomBytes } from 'node:crypto';
 import { describeNginx, type Nginx, recipeConf, runNginx } from './helpers/nginx';
 import { freePort, request, type Service, startService } from './helpers/service';
 import { FakeGateway } from './helpers/sms-gateway';

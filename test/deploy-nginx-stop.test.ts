@@ -1,5 +1,5 @@
-import http from 'http';
-import { randomBytes } from 'crypto';
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { aroundSite, describeNginx, type Nginx, recipe, runNginx } from './helpers/nginx';
 import { freePort, isToken, request, type Service, startService, TOKEN_PATH, tokenRequest } from './helpers/service';
 

@@ -1,5 +1,5 @@
-import { execFile } from 'child_process';
-import path from 'path';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { freePort } from '../scripts/free-port';
 import { MONO_OWN } from '../scripts/legacy/accepted-generated';
 import { requestBytes } from '../scripts/legacy/ask';

@@ -14,10 +14,10 @@
  * start line). npm prefers its cache (npm_config_prefer_offline): once an earlier run has cached
  * what the host app's install resolves, it needs no network.
  */
-import { type ChildProcess, spawn, spawnSync } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { codeBlocks, documentedBlocks, examplesByName, markingProblems, shellCommands } from './helpers/doc-examples';
 import { request, startService } from './helpers/service';
 
@@ -228,7 +228,9 @@ function collect(child: ChildProcess) {
   let err = '';
   let ended = false;
   const waiters: Array<() => void> = [];
-  const wake = () => waiters.splice(0).forEach((w) => w());
+  const wake = () => {
+    for (const w of waiters.splice(0)) w();
+  };
   child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), wake()));
   child.stderr!.on('data', (d: Buffer) => ((err += d.toString()), wake()));
   child.once('exit', () => ((ended = true), wake()));

@@ -1,6 +1,6 @@
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { anchorsOf, brokenLinks, linksOf, markdownFiles, missingPaths, slug } from './helpers/doc-links';
 
 const root = path.resolve(__dirname, '..');

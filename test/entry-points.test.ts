@@ -9,10 +9,10 @@
  * order (the check before anything else) is proved on this Node too, with the version the check reads
  * set to 20.20.2 and every module loaded by the exit listed.
  */
-import { spawnSync } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ENTRY_POINTS, entrySources } from './helpers/entry-points';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
 

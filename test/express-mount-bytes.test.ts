@@ -1,6 +1,6 @@
-import http from 'http';
-import net from 'net';
-import type { AddressInfo } from 'net';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { requestBytes } from '../scripts/legacy/ask';
 import { buildCorpus } from '../scripts/legacy/corpus';

@@ -1,5 +1,5 @@
-import fs from 'fs';
-import path from 'path';
+import fs from 'node:fs';
+import path from 'node:path';
 import { metricsOf } from './helpers/promql';
 import { PROJECT_ROOT, request, startService } from './helpers/service';
 
@@ -59,7 +59,9 @@ test('panels have unique ids and sit on the 24-column grid without overlapping',
 test('the datasource is a template variable, used by every panel and query', () => {
   const variable = dashboard.templating.list.find((v) => v.type === 'datasource');
   expect(variable).toMatchObject({ name: 'datasource', query: 'prometheus' });
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable reference
   for (const p of dashboard.panels.filter((q) => q.type !== 'row')) expect([p.title, p.datasource]).toEqual([p.title, { type: 'prometheus', uid: '${datasource}' }]);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable reference
   for (const { panel, target } of targets) expect([panel.title, target.datasource]).toEqual([panel.title, { type: 'prometheus', uid: '${datasource}' }]);
   const refIds = (p: Panel) => (p.targets ?? []).map((t) => t.refId);
   for (const p of dashboard.panels) expect(new Set(refIds(p)).size).toBe(refIds(p).length);

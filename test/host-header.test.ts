@@ -1,5 +1,5 @@
-import type http from 'http';
-import net from 'net';
+import type http from 'node:http';
+import net from 'node:net';
 import { chromium } from 'playwright-core';
 import { parseResponse, type RawResponse } from '../scripts/fuzz/wire';
 import { HostErrors } from '../src/basics/errors';

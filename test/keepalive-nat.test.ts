@@ -1,4 +1,4 @@
-import http from 'http';
+import http from 'node:http';
 import { type Reply, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 import { until } from './helpers/sms-gateway';
 

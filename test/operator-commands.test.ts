@@ -5,11 +5,11 @@
  * in a temporary directory, with a real copy of node_modules (never hard links: npm rewrites files
  * in place, which would reach the shared install), pruned by npm itself.
  */
-import { spawn, spawnSync } from 'child_process';
-import crypto from 'crypto';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { request, startService, TOKEN_PATH } from './helpers/service';
 
 const ROOT = path.join(__dirname, '..');

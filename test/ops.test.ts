@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import fs from 'fs';
-import net from 'net';
-import path from 'path';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import { maskPhone } from '../src/basics/log';
 import { loadConfig } from '../src/config';
 import { startLine } from '../src/process/start-line';
@@ -57,7 +57,7 @@ describe('start', () => {
   });
 
   test('settings are read from a .env file in the working directory; the environment wins', async () => {
-    const cwd = fs.mkdtempSync(path.join(require('os').tmpdir(), 'student-info-env-'));
+    const cwd = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'student-info-env-'));
     const port = await freePort();
     fs.writeFileSync(path.join(cwd, '.env'), `PORT=${port}\nXML_NAMESPACE=urn:from-dotenv\nBASE_PATH=/FromDotenv\n`);
     try {

@@ -1,6 +1,6 @@
-import fs from 'fs';
-import http from 'http';
-import net from 'net';
+import fs from 'node:fs';
+import type http from 'node:http';
+import net from 'node:net';
 import { loadConfig } from '../src/config';
 import { closedConnections } from '../src/transport/closed';
 import { createServer } from '../src/transport/server';

@@ -1,8 +1,8 @@
-import fs from 'fs';
-import http from 'http';
-import type { AddressInfo } from 'net';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
 import { JOB, poll, PROMETHEUS, type Prometheus, promtool, PROMTOOL, type QueryAnswer, type Sample, startPrometheus } from './helpers/prometheus';
 import { metricsOf } from './helpers/promql';
@@ -194,7 +194,7 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
   });
 
   test('the target is up, and the instance variable lists it', async () => {
-    expect(((await prometheus.query(`up{job="${JOB}"}`, at)).data?.result as Sample[]).map((s) => s.value[1])).toEqual(['1']);
+    expect((((await prometheus.query(`up{job="${JOB}"}`, at)).data?.result ?? []) as Sample[]).map((s) => s.value[1])).toEqual(['1']);
     const variable = dashboard.templating.list.find((v) => v.name === 'instance')!;
     const [, metric, label] = /^label_values\((\w+), (\w+)\)$/.exec((variable.query as { query: string }).query)!;
     const values = await prometheus.api<{ data: string[] }>(`/api/v1/label/${label}/values?${new URLSearchParams({ 'match[]': metric! })}`);

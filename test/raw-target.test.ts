@@ -1,5 +1,5 @@
-import http from 'http';
-import net from 'net';
+import http from 'node:http';
+import net from 'node:net';
 import { parseResponse, type RawResponse } from '../scripts/fuzz/wire';
 import { RequestLines } from '../src/transport/raw-target';
 import { type Service, startService } from './helpers/service';

@@ -1,7 +1,7 @@
-import { spawnSync } from 'child_process';
+import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import fs from 'fs';
-import path from 'path';
+import fs from 'node:fs';
+import path from 'node:path';
 import { consoleNotReady, fillUp, readyzUntil, tmpfsOver } from './helpers/readiness';
 import { removeCopies, runnableAs } from './helpers/other-user';
 import { request, servicesPerTest, storeDir } from './helpers/service';
@@ -23,7 +23,7 @@ const service = servicesPerTest();
 const NOBODY = 65534;
 afterAll(removeCopies);
 const asRoot = process.getuid?.() === 0 && process.platform === 'linux' && TEST_STORE === 'sqlite' ? describe : describe.skip;
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** What an import or a start run as root leaves behind: the file's companions, owned by root. */
 function rootCompanions(_dir: string, db: string): void {
@@ -69,7 +69,7 @@ asRoot('the SQLite file, as a service user that cannot write it', () => {
     expect(await consoleNotReady(s.adminPort)).toBeNull();
 
     fs.chownSync(`${s.dbPath}-wal`, 0, 0);
-    expect((await request(s.adminPort, '/readyz')).body).toMatch(new RegExp(`^not ready: store: its -wal file ${escape(s.dbPath)}-wal is not writable by this user \\(uid ${NOBODY}\\): owner uid 0`));
+    expect((await request(s.adminPort, '/readyz')).body).toMatch(new RegExp(`^not ready: store: its -wal file ${escapeRegExp(s.dbPath)}-wal is not writable by this user \\(uid ${NOBODY}\\): owner uid 0`));
   });
 
   test("readiness probes a write on the store's own connection: a connection that cannot write is not ready", async () => {
@@ -114,7 +114,7 @@ sqliteWrites('SQLite: readiness follows whether the store takes writes', () => {
       fillUp(path.join(dataDir, 'filler'));
       const full = await readyzUntil(s.adminPort, (r) => r.status !== 200, 'not ready');
       expect(full.status).toBe(503);
-      expect(full.body).toMatch(new RegExp(`^not ready: store: cannot write: (the file system holding ${escape(dataDir)} is full: \\d+ bytes free \\(under 1 MiB\\)|database or disk is full)\n$`));
+      expect(full.body).toMatch(new RegExp(`^not ready: store: cannot write: (the file system holding ${escapeRegExp(dataDir)} is full: \\d+ bytes free \\(under 1 MiB\\)|database or disk is full)\n$`));
       expect(await consoleNotReady(s.adminPort)).toMatch(/^Not ready: store: cannot write: /);
 
       fs.unlinkSync(path.join(dataDir, 'filler'));

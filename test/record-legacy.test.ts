@@ -1,7 +1,7 @@
-import { execFile } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ACCEPTED, accepted, ALLOWANCES, describeAccepted, kindFor } from '../scripts/legacy/accepted';
 import { has, MATRIX } from '../scripts/legacy/matrix';
 import { type Recorded, readRecording, recordingChanges } from '../scripts/legacy/recording';

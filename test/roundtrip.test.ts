@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'net';
-import { createServer, type Server } from 'http';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import * as soap from 'soap';
 import request from 'supertest';
 import { createTestApp, type TestApp } from './helpers/app';

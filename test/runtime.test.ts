@@ -1,6 +1,6 @@
-import { spawnSync } from 'child_process';
-import fs from 'fs';
-import path from 'path';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { MAIN, PROJECT_ROOT, request, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /**
@@ -40,7 +40,7 @@ describe('the supported lines', () => {
     ['the build', ['scripts/build.js', '--out', '/nonexistent/never-built']],
   ])('%s on Node 20 stops at once with that one line and exit 1', (_what, args) => {
     // Node 20 as the check sees it: process.versions.node is what it reads.
-    const fake = path.join(fs.mkdtempSync(path.join(require('os').tmpdir(), 'node20-')), 'as-node20.js');
+    const fake = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'node20-')), 'as-node20.js');
     fs.writeFileSync(fake, "Object.defineProperty(process.versions, 'node', { value: '20.20.2' });\n");
     const r = spawnSync(process.execPath, ['-r', fake, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8' });
     expect(r.status).toBe(1);

@@ -177,15 +177,15 @@ describe('size and shape', () => {
   });
 
   test('10,000 repeated elements are the limit', async () => {
-    const r = await soap11(tokenRequest('dev-1001</id>' + '<x/>'.repeat(20_000) + '<id>'));
+    const r = await soap11(tokenRequest(`dev-1001</id>${'<x/>'.repeat(20_000)}<id>`));
     expect(r.status).toBe(400);
-    const within = await soap11(tokenRequest('dev-1001</id>' + '<x/>'.repeat(9_000) + '<id>'));
+    const within = await soap11(tokenRequest(`dev-1001</id>${'<x/>'.repeat(9_000)}<id>`));
     expect(within.status).toBe(200);
     expect(within.body.toString()).toContain('fcm:APA91bH-token-1001');
   });
 
   test('a form with more than 1,000 names is refused as ASP.NET refuses it', async () => {
-    const form = Array.from({ length: 1500 }, (_, i) => `f${i}=1`).join('&') + '&id=dev-1001';
+    const form = `${Array.from({ length: 1500 }, (_, i) => `f${i}=1`).join('&')}&id=dev-1001`;
     const r = await attack(request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, form));
     expect(r.status).toBe(500);
     expect(r.body.toString()).toBe('The URL-encoded form data is not valid. ---> Operation is not valid due to the current state of the object.\r\n');
@@ -236,7 +236,7 @@ describe('injection', () => {
       const students = await attack(request('GET', `/NotificationNotes.asmx/GetStudentSchool?${query}`, {}), 'GET');
       expect(students.body.toString()).not.toContain('<StudentInfo>');
     }
-    for (const op of ['GetStudentsMarks?StudnetID=' + q + '&SubjectID=' + q, 'X?' + q]) {
+    for (const op of [`GetStudentsMarks?StudnetID=${q}&SubjectID=${q}`, `X?${q}`]) {
       const r = await attack(request('GET', `/GetStudnetsMarks.asmx/${op}`, {}), 'GET');
       expect([200, 500]).toContain(r.status);
     }

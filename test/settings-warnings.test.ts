@@ -1,9 +1,9 @@
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { main as importMain } from '../scripts/import';
 import { main as outboxMain } from '../scripts/outbox';
-import { parseEnv } from 'util';
+import { parseEnv } from 'node:util';
 import { envFileWarnings, loadConfig, SETTINGS, settingWarnings } from '../src/config';
 import { editDistance } from '../src/config/near-miss';
 import { startLine } from '../src/process/start-line';

@@ -1,6 +1,6 @@
-import fs from 'fs';
-import path from 'path';
-import zlib from 'zlib';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
 import type { Case } from '../scripts/legacy/ask';
 import { type Answer, compareLive } from '../src/shadow/compare';
 import { compareSent, ReadAgainst, readable } from '../src/shadow/sent';

@@ -1,4 +1,4 @@
-import zlib from 'zlib';
+import zlib from 'node:zlib';
 import type { CopyJob } from '../src/shadow/frames';
 import { FrameReader, frameSize, FrameWriter } from '../src/shadow/frames';
 import { lastingBodies } from '../src/transport/exchange';

@@ -1,7 +1,7 @@
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
-import { Readable } from 'stream';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import client from 'prom-client';
 import { format, summarise } from '../scripts/shadow-report';
 import { log } from '../src/basics/log';

@@ -1,5 +1,5 @@
-import fs from 'fs';
-import net from 'net';
+import fs from 'node:fs';
+import net from 'node:net';
 import { parseMetrics, total } from '../src/console/prom-text';
 import { Copier, type CopyResult } from '../src/shadow/copier';
 import { frameSize } from '../src/shadow/frames';
@@ -24,7 +24,13 @@ async function hangingHost(): Promise<{ url: string; close(): void }> {
   const server = net.createServer((s) => void sockets.push(s));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
-  return { url: `http://127.0.0.1:${port}/`, close: () => (sockets.forEach((s) => s.destroy()), server.close()) };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
 }
 
 /**

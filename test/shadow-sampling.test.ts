@@ -1,5 +1,5 @@
-import http from 'http';
-import type { AddressInfo } from 'net';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import client from 'prom-client';
 import { createTestApp, type TestApp } from './helpers/app';
 import { until } from './helpers/legacy-host';

@@ -1,6 +1,6 @@
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { legacyHost, until } from './helpers/legacy-host';
 import { MAIN, request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
@@ -69,7 +69,7 @@ linux.each([
 });
 
 linuxTest('a legacy host that holds its answers: the stop waits no longer than min(SHADOW_TIMEOUT_MS, 2 s) for them, counts them dropped (stop), logs "stopped", exits 0', async () => {
-  let release = () => undefined as void;
+  let release = (): void => undefined;
   const held = new Promise<void>((r) => (release = r));
   const host = await legacyHost(() => held);
   try {

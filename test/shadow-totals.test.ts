@@ -96,7 +96,7 @@ linux.each([
 });
 
 linuxTest('SIGKILL: the comparisons the store already shows stay, each once; the copies in flight at the kill are all it loses', async () => {
-  let release = () => undefined as void;
+  let release = (): void => undefined;
   let holding = false;
   const held = new Promise<void>((r) => (release = r));
   const host = await legacyHost(() => (holding ? held : Promise.resolve()));

@@ -1,4 +1,4 @@
-import http from 'http';
+import http from 'node:http';
 import { log } from '../src/basics/log';
 import { TargetTrouble, TROUBLE_LINE_MS } from '../src/shadow/trouble';
 import { freePort, request, servicesPerTest, TOKEN_PATH } from './helpers/service';
@@ -13,7 +13,6 @@ describe('the lines, on a clock of their own', () => {
   let now: number;
   let lines: Array<[string, string, Record<string, unknown>]>;
   let trouble: TargetTrouble;
-  const minute = TROUBLE_LINE_MS;
 
   beforeEach(() => {
     now = Date.parse('2026-03-01T08:00:00Z');
@@ -25,6 +24,8 @@ describe('the lines, on a clock of their own', () => {
   afterEach(() => jest.restoreAllMocks());
 
   test('a warning at the first failure, a reminder with the count at most once a minute, a line when answered again', () => {
+    // The steps below count the minute in seconds.
+    expect(TROUBLE_LINE_MS).toBe(60_000);
     trouble.settled(0, '', 5); // answered: nothing to say
     trouble.settled(3, 'connect ECONNREFUSED 10.0.0.9:8080', 0);
     for (let s = 1; s < 60; s += 1) {

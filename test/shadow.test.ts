@@ -1,9 +1,9 @@
-import { spawnSync } from 'child_process';
-import fs from 'fs';
-import http from 'http';
-import type { AddressInfo } from 'net';
-import os from 'os';
-import path from 'path';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import client from 'prom-client';
 import { ask, type Case } from '../scripts/legacy/ask';
 import { format, summarise } from '../scripts/shadow-report';

@@ -1,7 +1,7 @@
-import fs from 'fs';
-import net from 'net';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { MAIN, request, type Service, servicesPerTest, steadyLoad, TOKEN_PATH } from './helpers/service';
 
 /** Graceful shutdown and the worker processes, on the service as built. */

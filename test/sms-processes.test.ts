@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { openStore } from '../src/store/open';
 import type { Store } from '../src/store/store';

@@ -1,9 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'child_process';
-import { randomBytes } from 'crypto';
-import fs from 'fs';
-import net from 'net';
-import os from 'os';
-import path from 'path';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig, type SmsConfig } from '../src/config';
 import { SmsIntake } from '../src/sms/intake';

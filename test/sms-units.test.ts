@@ -131,7 +131,7 @@ describe('HTTP gateway', () => {
   });
 
   test('the Twilio preset posts the form Twilio documents, with basic auth', async () => {
-    const sid = 'AC' + 'ab'.repeat(16);
+    const sid = `AC${'ab'.repeat(16)}`;
     const gw = new HttpGateway(twilioPreset({ accountSid: sid, authToken: 'tok', from: '+15005550006', apiUrl: url, timeoutMs: 1000 }), 'twilio');
     await gw.send(message);
     const [req] = fake.requests;
@@ -140,7 +140,7 @@ describe('HTTP gateway', () => {
     // Twilio documents no idempotency key for messages: none is sent.
     expect(req!.headers['idempotency-key']).toBeUndefined();
     expect(Object.fromEntries(new URLSearchParams(req!.body))).toEqual({ To: '+9647701234567', From: '+15005550006', Body: message.text });
-    const service = twilioPreset({ accountSid: sid, authToken: 'tok', from: 'MG' + '0'.repeat(32), apiUrl: url, timeoutMs: 1000 });
+    const service = twilioPreset({ accountSid: sid, authToken: 'tok', from: `MG${'0'.repeat(32)}`, apiUrl: url, timeoutMs: 1000 });
     expect(service.body).toBe(`To={phone}&MessagingServiceSid=MG${'0'.repeat(32)}&Body={message}`);
   });
 });
@@ -176,7 +176,7 @@ describe('what the start line and /readyz say about SMS', () => {
   test('where codes go, to which countries, how long they live', () => {
     expect(smsSummary(policy())).toBe('SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min');
     expect(smsReadiness(policy())).toBe('SMS: codes are queued, not sent: no gateway is configured (SMS_GATEWAY=none)');
-    const sid = 'AC' + 'ab'.repeat(16);
+    const sid = `AC${'ab'.repeat(16)}`;
     const twilio = policy({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1', SMS_ALLOWED_COUNTRIES: 'IQ,JO', SMS_CODE_TTL_SECONDS: '90' });
     expect(smsSummary(twilio)).toBe('SMS: codes sent by twilio; to IQ, JO; codes expire after 90 s');
     expect(smsReadiness(twilio)).toBeUndefined();

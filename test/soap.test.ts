@@ -1,4 +1,4 @@
-import zlib from 'zlib';
+import zlib from 'node:zlib';
 import { createTestApp, type TestApp } from './helpers/app';
 import { envelope, ENV11, ENV12, faultOf, NS, opElement, post, soap11, soap12 } from './helpers/soap';
 import { findElement, parseXml } from './helpers/xml';
@@ -241,7 +241,7 @@ describe('reading parameters', () => {
     expect(r.body.match(/<StudentInfo>/g)).toHaveLength(rows);
   });
 
-  const escape = (s: string) => s.replace(/[.()]/g, '\\$&');
+  const escapeRegExp = (s: string) => s.replace(/[.()]/g, '\\$&');
   const ERROR_AT = 'Server was unable to read request. ---> There is an error in XML document';
   test.each([
     ['+49', 'Input string was not in a correct format.'],
@@ -255,7 +255,7 @@ describe('reading parameters', () => {
     expect(r.status).toBe(500);
     const f = faultOf(r.body);
     expect(f.code).toBe('soap:Client');
-    expect(f.text).toMatch(new RegExp(`^${escape(ERROR_AT)} \\(1, \\d+\\)\\. ---> ${escape(reason)}$`));
+    expect(f.text).toMatch(new RegExp(`^${escapeRegExp(ERROR_AT)} \\(1, \\d+\\)\\. ---> ${escapeRegExp(reason)}$`));
   });
 
   test('the error position is the node after the parameter, as .NET reports it', async () => {

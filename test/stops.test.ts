@@ -1,7 +1,7 @@
-import fs from 'fs';
-import net from 'net';
-import os from 'os';
-import path from 'path';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { fileSource, importFiles } from '../src/store/import';
 import { openSqliteStore } from '../src/store/sqlite';
 import { MAIN, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';

@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn, spawnSync } from 'child_process';
-import fs from 'fs';
-import path from 'path';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describeNginx, NGINX } from './helpers/nginx';
 import { BUILD_DIR, freePort, PROJECT_ROOT, request, type Service, startService, TOKEN_PATH } from './helpers/service';
 
@@ -85,7 +85,9 @@ describeNginx('with Debian nginx', () => {
     ['round-robin', '', 2],
   ])('--recipe %s', (recipe, basePath, instances) => {
     const services: Service[] = [];
-    afterAll(() => services.forEach((s) => s.kill()));
+    afterAll(() => {
+      for (const s of services) s.kill();
+    });
 
     test('answers through nginx on the port given, in front of the services given, and a stop ends nginx and removes its folder', async () => {
       for (let i = 0; i < instances; i += 1) services.push(await startService({ env: { TRUST_PROXY: 'true', BASE_PATH: basePath, ADMIN_PORT: '0' } }));

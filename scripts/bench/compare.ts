@@ -83,8 +83,8 @@ function signalTree(p: Started, signal: 'SIGSTOP' | 'SIGCONT'): void {
   }
 }
 
-/** Runs `measure` with `p` the only service running. */
-export async function alone<T>(p: Started, others: readonly Started[], measure: () => Promise<T>): Promise<T> {
+/** Runs `measure` with `_p` the only service running (the others stopped). */
+export async function alone<T>(_p: Started, others: readonly Started[], measure: () => Promise<T>): Promise<T> {
   for (const o of others) signalTree(o, 'SIGSTOP');
   try {
     return await measure();

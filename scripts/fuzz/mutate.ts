@@ -117,7 +117,7 @@ export function serialize(r: RequestParts, declaredLength?: number): Buffer {
   let head = `${r.method} ${r.target} HTTP/1.1\r\n`;
   for (const [k, v] of r.headers) head += `${k}: ${v}\r\n`;
   if (r.body.length > 0 || declaredLength !== undefined) head += `Content-Length: ${declaredLength ?? r.body.length}\r\n`;
-  return Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), r.body]);
+  return Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), r.body]);
 }
 
 const INVALID_UTF8 = [Buffer.from([0xc3, 0x28]), Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf8, 0x88, 0x80, 0x80])];

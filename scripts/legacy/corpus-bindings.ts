@@ -1,4 +1,4 @@
-import { ALNOOR, ARABIC_SCHOOL, AUTH_OP, BIG, CT11, Corpus, FORM, OP, OPS, PUSH, RAFIDAIN, SCHOOL_OP, SERVICES, TOKEN_OP, form, op, servicePath } from './corpus-kit';
+import { ALNOOR, ARABIC_SCHOOL, AUTH_OP, BIG, CT11, type Corpus, FORM, OP, OPS, PUSH, RAFIDAIN, SCHOOL_OP, SERVICES, TOKEN_OP, servicePath } from './corpus-kit';
 
 /**
  * Every operation on every binding with normal and edge data, HTTP GET and POST as ASP.NET reads

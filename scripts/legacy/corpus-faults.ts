@@ -1,4 +1,4 @@
-import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, NS, OP, PUSH, Params, SCHOOL, SOAP11, SOAP12, action, envelope, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
+import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, type Corpus, DECL, NS, OP, PUSH, type Params, SCHOOL, SOAP11, SOAP12, action, envelope, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
 
 /**
  * show_active over SOAP (a char travels as its UTF-16 code), and the faults: malformed XML,

@@ -1,9 +1,8 @@
 import iconv from 'iconv-lite';
 import type { CaseKind } from '../../src/shadow/compare';
-import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, AP, NS, actionUri, PUSH, SCHOOL, SOAP12, action, envelope, op, opElement, servicePath, soapOp } from './corpus-kit';
+import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, type Corpus, DECL, FORM, AP, SOAP12, action, envelope, op, opElement, servicePath, soapOp } from './corpus-kit';
 
 const bytes = (text: string, encoding: string) => iconv.encode(text, encoding, { addBOM: false });
-const base64 = (...parts: Buffer[]) => Buffer.concat(parts).toString('base64');
 const BOM16LE = Buffer.from([0xff, 0xfe]);
 const BOM16BE = Buffer.from([0xfe, 0xff]);
 /** %-escapes of every byte of `text` in `encoding`. */

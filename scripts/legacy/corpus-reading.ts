@@ -1,4 +1,4 @@
-import { ALNOOR, AP, CT11, CT12, Corpus, DECL, NS, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, schEl, servicePath, tokEl } from './corpus-kit';
+import { ALNOOR, AP, CT11, CT12, type Corpus, DECL, NS, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, schEl, servicePath, tokEl } from './corpus-kit';
 
 /**
  * What ASMX's reader refuses or reads otherwise than a lenient XML parser (issue 39): characters XML
@@ -154,9 +154,9 @@ export function soapReading(c: Corpus): void {
 
   // ---- parameters holding markup: ReadElementString reads into one child element
   const mixed = ['<b>dev-1001</b>', '<b>dev-1002</b> ', '<b>dev</b>-1001', '<b/>dev-1001', '<b></b>', '<b><c>dev-1001</c></b>', '<b>dev-1001<c/></b>', ' <b>dev-1001</b>', '<b>dev-<!--c-->1001</b>', '<b><![CDATA[dev-1001]]></b>', '<b>dev-1001</b><id>dev-1002</id>', '<b>dev-1001</b><c>x</c>', '<x:b xmlns:x="urn:x">dev-1003</x:b>'];
-  mixed.forEach((value, i) => inBody(`markup/id-${i + 1}`, token(value)));
+  for (const [i, value] of mixed.entries()) inBody(`markup/id-${i + 1}`, token(value));
   const pis = ['dev-1001<?p x?>', '<?p x?>dev-1001', 'dev-<?p x?>1001', '<b>dev-1001<?p x?></b>'];
-  pis.forEach((value, i) => inBody(`markup/pi-${i + 1}`, token(value)));
+  for (const [i, value] of pis.entries()) inBody(`markup/pi-${i + 1}`, token(value));
   const school: Array<[string, string]> = [
     ['url-in-a-child-then-show-active', `<school_base_url><b>${ALNOOR}</b></school_base_url><show_active>49</show_active>`],
     ['show-active-inside-the-url', `<school_base_url><b>${ALNOOR}</b><show_active>49</show_active></school_base_url>`],

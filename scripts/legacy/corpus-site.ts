@@ -1,4 +1,4 @@
-import { AP, CT11, CT12, Corpus, DECL, FORM, NS, OP, PUSH, SERVICES, SOAP11, SOAP12, TEMPURI, action, actionUri, envelope, opElement, soapOp, tokOp } from './corpus-kit';
+import { AP, CT11, CT12, type Corpus, DECL, FORM, NS, OP, PUSH, SERVICES, SOAP11, SOAP12, TEMPURI, action, actionUri, envelope, opElement, soapOp, tokOp } from './corpus-kit';
 
 /**
  * The cases that depend on the site's configuration rather than on one request's details: the

@@ -1,4 +1,4 @@
-import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, AP, NS, actionUri, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, form, op, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
+import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, type Corpus, DECL, FORM, AP, NS, actionUri, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
 
 /**
  * How a SOAP request is routed (SOAPAction, the 1.2 action, the body element, the media type,
@@ -7,7 +7,7 @@ import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, Corpus, DECL, FORM, AP, NS, actionUr
 
 /** Routing: SOAPAction, the SOAP 1.2 action, the body element, the media type, the path's case. */
 export function soapRouting(c: Corpus): void {
-  const { auth, school, token, serverKey } = OP;
+  const { auth, token, serverKey } = OP;
   const tokBody11 = envelope(11, soapOp(token, ['dev-1001']));
   const tokBody12 = envelope(12, soapOp(token, ['dev-1001']));
   const unknownBody11 = envelope(11, opElement('NoSuchOp', [['id', 'dev-1001']]));

@@ -1,4 +1,4 @@
-import { CT11, CT12, Corpus, FORM, OP, PUSH, TOKEN_OP, action, envelope, soapOp } from './corpus-kit';
+import { CT11, CT12, type Corpus, FORM, OP, PUSH, TOKEN_OP, action, envelope, soapOp } from './corpus-kit';
 
 /**
  * The URL rules of issue 39 where the legacy host answers as IIS does: a path is read as http.sys

@@ -1,4 +1,4 @@
-import { CT11, Corpus, OP, PUSH, SERVICES, TOKEN_OP, action, envelope, servicePath, tokOp } from './corpus-kit';
+import { CT11, type Corpus, OP, PUSH, SERVICES, TOKEN_OP, action, envelope, servicePath, tokOp } from './corpus-kit';
 
 /**
  * ASP.NET request validation (issue 38 point 2, issue 39): which collection is read and validated

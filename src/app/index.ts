@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { createHttpBinding, type HttpHandler } from '../bindings/http';
 import { send, sendErrorText } from '../bindings/send';
 import { createSoapBinding, type SoapHandler } from '../bindings/soap';
-import type { Config, Limits } from '../config';
+import type { Config, } from '../config';
 import { Errors } from '../basics/errors';
 import { protocolVerdict, takenByScriptHandler } from '../bindings/protocols';
 import { isLocalCaller } from '../transport/context';

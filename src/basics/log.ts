@@ -112,7 +112,7 @@ class Bounder {
     let seen = 0;
     // An error's type, message and stack are inherited accessors (pino's serializer); others own.
     for (const key in value) {
-      if (!inherited && !Object.prototype.hasOwnProperty.call(value, key)) continue;
+      if (!inherited && !Object.hasOwn(value, key)) continue;
       if (++seen > MAX_KEYS) continue;
       const v = this.value(value[key], key, name, depth + 1);
       if (v !== undefined) out[this.string(key, 64)] = v;

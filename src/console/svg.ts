@@ -58,10 +58,10 @@ export function lineChart(lines: readonly Line[], options: ChartOptions): string
       } else if (run.length > 1) parts.push(`<polyline fill="none" stroke="${colourOf(n)}" stroke-width="1.5" points="${run.join(' ')}"/>`);
       run = [];
     };
-    l.values.forEach((v, i) => {
-      if (v === null || !Number.isFinite(v)) return flush();
-      run.push(`${x(i).toFixed(1)},${y(v).toFixed(1)}`);
-    });
+    for (const [i, v] of l.values.entries()) {
+      if (v === null || !Number.isFinite(v)) flush();
+      else run.push(`${x(i).toFixed(1)},${y(v).toFixed(1)}`);
+    }
     flush();
   });
   parts.push('</svg>');

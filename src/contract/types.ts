@@ -9,6 +9,7 @@ export interface StudentInfo {
 export const STUDENT_FIELDS = ['id_student', 'fullName', 'id_device', 'ShowActive'] as const;
 
 /** A result as the bindings render it: void, a nullable string, or a list of students. */
+// biome-ignore lint/suspicious/noConfusingVoidType: an operation with an empty answer returns nothing at all
 export type Result = void | string | null | StudentInfo[];
 
 /**

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import { createApp } from '../app';
 import { hostRules, unknownMethodAnswer } from '../app/iis';
 import type { Config } from '../config';
@@ -18,7 +18,7 @@ import { ADMIN_LISTENER, exitStart, listenOrExit, SERVICE_LISTENER } from './lis
 import { log } from '../basics/log';
 import { connectionCap, scrape, scrapeOnly, watchStore } from '../app/metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
-import { type ToPrimary, type ToWorker } from './cluster-messages';
+import type { ToPrimary, ToWorker } from './cluster-messages';
 import { socketOf } from './handover';
 import { onStopSignals } from './signals';
 import { startLine } from './start-line';

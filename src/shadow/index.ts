@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Request, Response } from '../transport/types';
 import type { Config, ShadowConfig } from '../config';

@@ -177,7 +177,7 @@ export class Mirror {
   async close(): Promise<void> {
     if (this.stopping !== null) return;
     const running = this.running;
-    let allSettled = () => undefined as void;
+    let allSettled = (): void => undefined;
     const settled = new Promise<void>((resolve) => (allSettled = resolve));
     this.stopping = { allSettled };
     if (running !== null) this.handOver();

@@ -82,7 +82,7 @@ export class CsvParser {
         for (;;) {
           const q = text.indexOf(QUOTE, i);
           if (q === -1) {
-            rec.value = value + text.slice(i) + '\n';
+            rec.value = `${value + text.slice(i)}\n`;
             if (rec.value.length > MAX_LINE) fail(`quoted field longer than ${MAX_LINE} characters (is a closing quote missing?)`);
             else this.partial = rec;
             return;

@@ -148,7 +148,7 @@ export class SqlOutbox implements SmsOutbox {
       const batch = all.slice(i, i + MAX_ROWS);
       try {
         const outcomes = await this.commit(batch);
-        batch.forEach((w, j) => w.resolve(outcomes[j]!));
+        for (const [j, w] of batch.entries()) w.resolve(outcomes[j]!);
       } catch (err) {
         if (batch.length === 1) batch[0]!.reject(err);
         else for (const w of batch) await this.commit([w]).then(([o]) => w.resolve(o!), w.reject);

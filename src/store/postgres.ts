@@ -177,7 +177,7 @@ export class PostgresStore implements Store {
       // COPY: the batch travels as one block of text that the server parses without planning.
       insertMany: async (table, rows) => {
         const columns = Object.keys(STAGING[table]).map(quoteIdent).join(', ');
-        const text = rows.map((row) => row.map(copyValue).join('\t')).join('\n') + '\n';
+        const text = `${rows.map((row) => row.map(copyValue).join('\t')).join('\n')}\n`;
         await pipeline(Readable.from([text]), client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN`)));
       },
       commit: () => finish('COMMIT'),

@@ -132,7 +132,7 @@ class Pacer {
    */
   async walk(table: StagingTable, key: string, statements: ((where: string) => string)[]): Promise<number[]> {
     const totals = statements.map(() => 0);
-    let low: unknown = undefined;
+    let low: unknown ;
     for (;;) {
       const after = low === undefined ? 'true' : `${key} > ?`;
       const params = low === undefined ? [] : [low];
@@ -146,7 +146,7 @@ class Pacer {
       const range = high === undefined ? params : [...params, high];
       const runs = statements.map((statement) => this.prepared(statement(where)));
       const { changed, lockMs } = await this.batch(() => runs.map((run) => run.run(...range).changes));
-      changed.forEach((n, i) => (totals[i]! += n));
+      for (const [i, n] of changed.entries()) totals[i]! += n;
       await this.pacing.afterBatch?.({ rows: changed.reduce((a, b) => a + b, 0), lockMs });
       if (high === undefined) return totals;
       low = high;

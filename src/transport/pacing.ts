@@ -69,6 +69,7 @@ export const pacing = {
   heldBytes: 0,
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: node's listeners take what their events carry
 type Listener = (...args: any[]) => void;
 /** Node's own http server's view of a connection: `_paused` is set while its answers back up. */
 type NodeSocket = net.Socket & { _paused?: boolean; parser?: unknown; [PACED]?: Connection };

@@ -25,7 +25,7 @@ interface ParserClass {
 type Parser = Record<number, unknown> & { constructor: ParserClass };
 type Callback = (this: Parser, ...args: unknown[]) => unknown;
 
-const enum Part {
+enum Part {
   Method,
   Path,
   Query,

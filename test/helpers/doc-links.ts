@@ -1,5 +1,5 @@
-import fs from 'fs';
-import path from 'path';
+import fs from 'node:fs';
+import path from 'node:path';
 
 /**
  * The anchor GitHub gives a heading (github-slugger): lower case, markup and punctuation dropped but

@@ -1,5 +1,5 @@
-import fs from 'fs';
-import path from 'path';
+import fs from 'node:fs';
+import path from 'node:path';
 import type http from 'node:http';
 import request from 'supertest';
 import { FIXTURES } from './app';

@@ -1,6 +1,6 @@
-import { execFileSync } from 'child_process';
-import fs from 'fs';
-import path from 'path';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { BUILD_DIR, PROJECT_ROOT } from './service';
 
 /** The process tests run the service as built (dist/ layout, build-info.json included), by the project's build, once per test run. */

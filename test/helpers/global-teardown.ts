@@ -1,4 +1,4 @@
-import fs from 'fs';
+import fs from 'node:fs';
 import { BUILD_DIR } from './service';
 
 export default function globalTeardown(): void {

@@ -1,5 +1,5 @@
-import http from 'http';
-import type net from 'net';
+import http from 'node:http';
+import type net from 'node:net';
 
 /** A stand-in legacy host for shadowing: answers each copy (once `hold()` resolves, when given), counting them. */
 export interface LegacyHost {

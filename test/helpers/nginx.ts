@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'child_process';
-import fs from 'fs';
-import http from 'http';
-import os from 'os';
-import path from 'path';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { siteWrapper, trialFiles } from '../../scripts/nginx-recipes';
 import { PROJECT_ROOT, type Reply, request } from './service';
 

@@ -1,4 +1,4 @@
-import path from 'path';
+import path from 'node:path';
 
 export const PROJECT_ROOT = path.join(__dirname, '..', '..');
 /** Inside the project, so that the build resolves node_modules as dist/ does. */

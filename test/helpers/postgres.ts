@@ -1,4 +1,4 @@
-import { randomBytes } from 'crypto';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 
 /** Which store the behaviour suites run on: jest.config.js sets 'postgres' for its postgres project. */

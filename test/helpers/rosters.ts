@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'child_process';
-import path from 'path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import type { StudentInfo } from '../../src/contract/types';
 import { BUILD_DIR } from './service';
 

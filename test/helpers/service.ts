@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'child_process';
-import fs from 'fs';
-import http from 'http';
-import net from 'net';
-import os from 'os';
-import path from 'path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { fileSource, importFiles } from '../../src/store/import';
 import { openSqliteStore } from '../../src/store/sqlite';
 import { runnableAs } from './other-user';
@@ -110,7 +110,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   proc.stderr!.setEncoding('utf8');
   proc.stderr!.on('data', (chunk: string) => {
     buffered += chunk;
-    let nl;
+    let nl: number;
     while ((nl = buffered.indexOf('\n')) >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);

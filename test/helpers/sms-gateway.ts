@@ -105,5 +105,10 @@ export function captureLog(): { lines: LogLine[]; restore(): void } {
       lines.push({ level, msg, fields: 'reqId' in fields ? { reqId, ...written } : written });
     }),
   );
-  return { lines, restore: () => spies.forEach((s) => s.mockRestore()) };
+  return {
+    lines,
+    restore: () => {
+      for (const s of spies) s.mockRestore();
+    },
+  };
 }

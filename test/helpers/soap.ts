@@ -52,7 +52,7 @@ export function soap11(app: http.RequestListener, path: string, action: string |
 }
 
 export function soap12(app: http.RequestListener, path: string, body: string, action?: string) {
-  const ct = 'application/soap+xml; charset=utf-8' + (action === undefined ? '' : `; action="${action}"`);
+  const ct = `application/soap+xml; charset=utf-8${action === undefined ? '' : `; action="${action}"`}`;
   return post(app, path, { 'Content-Type': ct }, body);
 }
 

@@ -1,6 +1,6 @@
 // Lets a plain `node` child process of a test load the TypeScript sources, as jest's ts-jest does in
 // the test itself: each .ts file is transpiled (no type check) with the project's settings on require.
-const fs = require('fs');
+const fs = require('node:fs');
 const ts = require('typescript');
 
 const compilerOptions = { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true };

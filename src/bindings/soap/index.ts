@@ -298,9 +298,6 @@ function sendEmpty(res: Response, status: number, version: SoapVersion, reason: 
   sendSoap(res, status, version, '', 'private');
 }
 
-function versionOf(root: QName | null): SoapVersion | null {
-  return root !== null && root.local === 'Envelope' ? versionOfEnvelope(root.ns) : null;
-}
 
 function sendSoap(res: Response, status: number, version: SoapVersion, body: string | Buffer, cacheControl: string): void {
   exchangeOf(res).binding = version === Soap12 ? 'soap12' : 'soap11';

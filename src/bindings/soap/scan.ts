@@ -92,7 +92,7 @@ export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan =
  */
 function feed(parser: sax.SAXParser, source: string, starts: readonly number[]): void {
   let from = 0;
-  let bad = firstInvalid(source);
+  const bad = firstInvalid(source);
   let ref = source.indexOf('&#');
   while (bad !== -1 || ref !== -1) {
     const next = bad === -1 ? ref : ref === -1 ? bad : Math.min(bad, ref);

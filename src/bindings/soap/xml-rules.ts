@@ -85,7 +85,9 @@ const isChar = (c: number) => c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d;
 /** XmlCharType's fAttrValue: Char without tab, CR, LF, <, >, &, quotes. */
 const isAttrValueChar = (c: number) => isChar(c) && c !== 0x9 && c !== 0xa && c !== 0xd && c !== 0x3c && c !== 0x3e && c !== 0x26 && c !== 0x22 && c !== 0x27;
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: XML's name characters, by code point ranges (combining marks among them)
 const isNameStart = (c: number) => /[A-Za-z_:\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/.test(String.fromCharCode(c));
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: XML's name characters, by code point ranges (combining marks among them)
 const isNameChar = (c: number) => isNameStart(c) || /[-.0-9\u00B7\u0300-\u036F\u203F-\u2040]/.test(String.fromCharCode(c));
 
 function nameEnd(source: string, i: number): number {

@@ -28,7 +28,7 @@ export class HttpGateway implements SmsGateway {
   }
 
   body(message: SmsMessage): string {
-    const escape = this.config.format === 'json' ? inJson : encodeURIComponent;
+    const escaped = this.config.format === 'json' ? inJson : encodeURIComponent;
     const values: Record<string, string> = {
       phone: message.phone,
       message: message.text,
@@ -37,7 +37,7 @@ export class HttpGateway implements SmsGateway {
       ucs2: ucs2Hex(message.text),
       key: message.key,
     };
-    return this.config.body.replace(/\{(phone|message|code|unicode|ucs2|key)\}/g, (_, key: string) => escape(values[key]!));
+    return this.config.body.replace(/\{(phone|message|code|unicode|ucs2|key)\}/g, (_, key: string) => escaped(values[key]!));
   }
 
   async send(message: SmsMessage): Promise<void> {
