@@ -16,9 +16,14 @@ const COMMAND = {
   usage: ['npm run audit [-- --allow-unchecked]'],
   summary: ['`npm audit --omit=dev`, judged: fails when a production dependency has a high or critical advisory.'],
   options: {
-    'allow-unchecked': { type: 'boolean', help: 'exit 0 when the advisory database could not be asked (the warning still says nothing was checked)' },
+    'allow-unchecked': {
+      type: 'boolean',
+      help: 'exit 0 when the advisory database could not be asked (the warning still says nothing was checked)',
+    },
   },
-  notes: ['exit codes: 0 no high or critical advisory, 1 one or more, 2 usage, 3 the advisory database could not be asked: nothing was checked'],
+  notes: [
+    'exit codes: 0 no high or critical advisory, 1 one or more, 2 usage, 3 the advisory database could not be asked: nothing was checked',
+  ],
 } as const satisfies CommandSpec;
 
 /** The exit code of a run that could not ask the advisory database (and was not told to accept it). */

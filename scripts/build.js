@@ -75,7 +75,8 @@ function alive(pid) {
 function removeAbandoned(parent, prefix) {
   for (const name of fs.readdirSync(parent)) {
     const m = name.startsWith(prefix) ? /^(\d+)$/.exec(name.slice(prefix.length)) : null;
-    if (m !== null && Number(m[1]) !== process.pid && !alive(Number(m[1]))) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
+    if (m !== null && Number(m[1]) !== process.pid && !alive(Number(m[1])))
+      fs.rmSync(path.join(parent, name), { recursive: true, force: true });
   }
 }
 
@@ -151,7 +152,10 @@ function main() {
   removeAbandoned(parent, prefix);
   const staging = path.join(parent, `${prefix}${process.pid}`);
   fs.rmSync(staging, { recursive: true, force: true });
-  const run = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', staging], { cwd: ROOT, stdio: 'inherit' });
+  const run = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', staging], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   try {
     if (run.status === 0) {
       writeBuildInfo(staging);

@@ -40,7 +40,10 @@ const COMMAND = {
     'npm run compare-legacy -- --from test/fixtures/legacy/root-tempuri-all.json OURS_URL [--only SUBSTRING]...',
     'npm run compare-legacy -- --list [--only SUBSTRING]...',
   ],
-  summary: ['Puts the same corpus of requests to the legacy ASMX host and to ours and reports every difference,', 'then the differences accepted (docs/fidelity.md).'],
+  summary: [
+    'Puts the same corpus of requests to the legacy ASMX host and to ours and reports every difference,',
+    'then the differences accepted (docs/fidelity.md).',
+  ],
   options: {
     only: { type: 'string', multiple: true, value: 'SUBSTRING', help: 'only the cases whose name holds it (repeatable)' },
     verbose: { type: 'boolean', help: 'both answers of each case that differs, in full' },
@@ -57,7 +60,15 @@ async function main(argv: string[]): Promise<number> {
   const line = parseCommandLine(COMMAND, argv);
   if (typeof line === 'number') return line;
   const { values } = line;
-  const o = { positional: line.positionals, only: values.only ?? [], verbose: values.verbose === true, from: values.from ?? null, namespace: values.namespace ?? null, concurrency: values.concurrency ?? 4, list: values.list === true };
+  const o = {
+    positional: line.positionals,
+    only: values.only ?? [],
+    verbose: values.verbose === true,
+    from: values.from ?? null,
+    namespace: values.namespace ?? null,
+    concurrency: values.concurrency ?? 4,
+    list: values.list === true,
+  };
   const all = buildCorpus(o.namespace ?? NS);
   const chosen = (c: { name: string }) => o.only.length === 0 || o.only.some((s) => c.name.includes(s));
   if (o.list) {
@@ -65,10 +76,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // With --from, the recorded cases are replayed as recorded, even if the corpus has changed since.
-  const recorded = o.from === null ? null : new Map((JSON.parse(fs.readFileSync(o.from, 'utf8')) as { cases: Recorded[] }).cases.map((r) => [r.name, r]));
+  const recorded =
+    o.from === null ? null : new Map((JSON.parse(fs.readFileSync(o.from, 'utf8')) as { cases: Recorded[] }).cases.map((r) => [r.name, r]));
   const [legacyUrl, oursUrl] = recorded === null ? o.positional : [null, o.positional[0]];
-  if ((!legacyUrl && !recorded) || !oursUrl) return usageError(COMMAND, recorded === null ? 'give LEGACY_URL and OURS_URL' : 'give OURS_URL');
-  if (recorded !== null && o.positional.length > 1) return usageError(COMMAND, `unexpected argument "${o.positional[1]}" (with --from, only OURS_URL)`);
+  if ((!legacyUrl && !recorded) || !oursUrl)
+    return usageError(COMMAND, recorded === null ? 'give LEGACY_URL and OURS_URL' : 'give OURS_URL');
+  if (recorded !== null && o.positional.length > 1)
+    return usageError(COMMAND, `unexpected argument "${o.positional[1]}" (with --from, only OURS_URL)`);
   const cases = recorded === null ? all.filter(chosen) : [...recorded.values()].filter(chosen);
   const results = await askBoth(cases, { legacyUrl: legacyUrl ?? null, recorded, oursUrl: oursUrl ?? null, concurrency: o.concurrency });
   const differ = report(results, o.verbose);

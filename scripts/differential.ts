@@ -29,7 +29,9 @@ import { startOurs } from './differential/service';
 import { runMain } from './run-main';
 
 const COMMAND = {
-  usage: ['npm run differential -- [--seed N] [--count M] [--config NAME]... [--index I] [--draws a,b,c] [--legacy URL] [--concurrency N] [--shrink K] [--verbose] [--rules]'],
+  usage: [
+    'npm run differential -- [--seed N] [--count M] [--config NAME]... [--index I] [--draws a,b,c] [--legacy URL] [--concurrency N] [--shrink K] [--verbose] [--rules]',
+  ],
   summary: [
     'Puts generated requests to a legacy ASMX host it starts and to this service built from the tree, and',
     'fails on any difference no written rule covers (scripts/legacy/accepted-generated.ts, scripts/differential/).',
@@ -37,14 +39,25 @@ const COMMAND = {
   options: {
     seed: { type: 'integer', min: 0, max: 2 ** 31 - 1, help: 'the seed (default: the time)' },
     count: { type: 'integer', min: 1, max: 10_000_000, help: 'how many requests (default 1000)' },
-    config: { type: 'string', multiple: true, value: 'NAME', help: 'a site configuration of the matrix (default root-tempuri-all; repeatable)' },
-    index: { type: 'integer', min: 0, max: 10_000_000, value: 'I', help: 'requests from index I (with --count 1: one request made again, shown whole)' },
+    config: {
+      type: 'string',
+      multiple: true,
+      value: 'NAME',
+      help: 'a site configuration of the matrix (default root-tempuri-all; repeatable)',
+    },
+    index: {
+      type: 'integer',
+      min: 0,
+      max: 10_000_000,
+      value: 'I',
+      help: 'requests from index I (with --count 1: one request made again, shown whole)',
+    },
     draws: { type: 'string', value: 'a,b,c', help: 'the request these draws make (what a shrunk finding prints)' },
     legacy: { type: 'string', value: 'URL', help: 'a legacy host already running under the one --config given, instead of starting one' },
     concurrency: { type: 'integer', min: 1, max: 64, help: 'requests at once (default 4)' },
     shrink: { type: 'integer', min: 0, max: 1000, value: 'K', help: 'kinds of difference shrunk (default 8)' },
     verbose: { type: 'boolean', help: 'every difference, not one per kind' },
-    rules: { type: 'boolean', help: 'print every rule, Mono\'s own with its reference' },
+    rules: { type: 'boolean', help: "print every rule, Mono's own with its reference" },
   },
   notes: ['exit codes: 0 every difference is covered by a written rule, 1 a finding, 2 usage'],
 } as const satisfies CommandSpec;
@@ -101,7 +114,10 @@ async function main(argv: string[]): Promise<number> {
   for (const name of o.configs) {
     const config = MATRIX.find((c) => c.name === name)!;
     const site = { namespace: config.namespace, virtualDir: config.virtualDir };
-    const legacy = o.legacy === null ? await startLegacyHost(legacyHostDir(), config, await freePort()) : { base: o.legacy.replace(/\/$/, ''), stop: async () => undefined };
+    const legacy =
+      o.legacy === null
+        ? await startLegacyHost(legacyHostDir(), config, await freePort())
+        : { base: o.legacy.replace(/\/$/, ''), stop: async () => undefined };
     const ours = await startOurs(envOf(config));
     const again = `npm run differential -- --config ${name} --seed ${o.seed}${o.legacy ? ` --legacy ${o.legacy}` : ''}`;
     const started = Date.now();
@@ -112,7 +128,9 @@ async function main(argv: string[]): Promise<number> {
         const r = runner({ hosts, site });
         const x = await r.exchange(r.make(replay(o.draws), 'the draws given'));
         const v = await r.judge(x);
-        out(`${formatFinding({ ...x, index: -1, signature: v.kind === 'rule' ? `covered by ${v.rule.name}` : v.kind, behind: v.kind === 'finding' ? v.behind : undefined } as Finding, again, true)}\n`);
+        out(
+          `${formatFinding({ ...x, index: -1, signature: v.kind === 'rule' ? `covered by ${v.rule.name}` : v.kind, behind: v.kind === 'finding' ? v.behind : undefined } as Finding, again, true)}\n`,
+        );
         findings += v.kind === 'finding' ? 1 : 0;
         continue;
       }

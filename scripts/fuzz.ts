@@ -26,7 +26,7 @@ const COMMAND = {
   ],
   options: {
     count: { type: 'integer', min: 1, help: 'requests to send (default 5000)' },
-    seed: { type: 'integer', min: 0, help: 'the mutations\' seed, to repeat a run (default: the time)' },
+    seed: { type: 'integer', min: 0, help: "the mutations' seed, to repeat a run (default: the time)" },
     concurrency: { type: 'integer', min: 1, help: 'requests in flight at once (default 16)' },
     url: { type: 'string', value: 'URL', help: 'a running service instead (AuthCode left out: it texts)' },
     'include-authcode': { type: 'boolean', help: 'with --url: fuzz AuthCode too' },
@@ -94,7 +94,8 @@ async function main(argv: string[]): Promise<number> {
     url: values.url,
     includeAuthCode: values['include-authcode'] === true,
   };
-  if (args.url !== undefined && !/^http:\/\/[^/]/.test(args.url)) return usageError(COMMAND, `--url takes an http:// URL, not "${args.url}"`);
+  if (args.url !== undefined && !/^http:\/\/[^/]/.test(args.url))
+    return usageError(COMMAND, `--url takes an http:// URL, not "${args.url}"`);
   const own = args.url === undefined ? await ownService() : null;
   const target = own === null ? new URL(args.url!) : new URL(`http://127.0.0.1:${own.port}`);
   const started = Date.now();
@@ -116,7 +117,9 @@ async function main(argv: string[]): Promise<number> {
     print(report, args.seed, Date.now() - started);
     const alive = own === null || own.child.exitCode === null;
     if (own !== null) {
-      process.stdout.write(alive ? `the service (pid ${own.child.pid}) is still the one answering\n` : `the service process died: see ${own.logFile}\n`);
+      process.stdout.write(
+        alive ? `the service (pid ${own.child.pid}) is still the one answering\n` : `the service process died: see ${own.logFile}\n`,
+      );
     }
     return report.failures.length === 0 && report.afterwards.length === 0 && alive ? 0 : 1;
   } finally {

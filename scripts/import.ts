@@ -32,7 +32,10 @@ export const COMMAND = {
   options: {
     students: { type: 'string', value: 'FILE.csv', help: 'the students file' },
     devices: { type: 'string', value: 'FILE.csv', help: "the devices file (each student's device tokens)" },
-    replace: { type: 'boolean', help: "the students file is the whole truth for its schools: a school's pupils it no longer lists are removed" },
+    replace: {
+      type: 'boolean',
+      help: "the students file is the whole truth for its schools: a school's pupils it no longer lists are removed",
+    },
     delimiter: { type: 'string', value: 'CHAR', help: 'the field separator: one character, "tab" for a tab (default ",")' },
     demo: { type: 'boolean', help: 'the sample set in demo/' },
   },
@@ -130,7 +133,13 @@ interface Args {
 
 /** What the options say, or the refusal of a combination the parser cannot judge. */
 function options(values: Values<typeof COMMAND>): Args {
-  const args: Args = { demo: values.demo === true, replace: values.replace === true, delimiter: ',', students: values.students, devices: values.devices };
+  const args: Args = {
+    demo: values.demo === true,
+    replace: values.replace === true,
+    delimiter: ',',
+    students: values.students,
+    devices: values.devices,
+  };
   if (values.delimiter !== undefined) {
     const d = values.delimiter;
     args.delimiter = d === '\\t' || d === 'tab' ? '\t' : d;

@@ -48,7 +48,8 @@ export function address(value: string): string | null {
 export function shippedAddresses(text: string): { listen: string; upstreams: string[] } {
   const listen = LISTEN.exec(text)?.[2];
   const upstreams = [...upstreamBlock(text).body.matchAll(SERVER)].map((m) => m[2]!);
-  if (listen === undefined || upstreams.length === 0) throw new Error('the recipe has no `listen` line or no `server` line in its upstream block');
+  if (listen === undefined || upstreams.length === 0)
+    throw new Error('the recipe has no `listen` line or no `server` line in its upstream block');
   return { listen, upstreams };
 }
 
@@ -103,7 +104,13 @@ export function siteWrapper(dir: string, errorLog: string): string {
 }
 
 /** The files to run recipe `name` from `dir` (nginx -p dir -c dir/nginx.conf): nginx.conf, and site.conf for a site. */
-export function trialFiles(name: string, listen: string, upstreams: readonly string[], dir: string, errorLog: string): Record<string, string> {
+export function trialFiles(
+  name: string,
+  listen: string,
+  upstreams: readonly string[],
+  dir: string,
+  errorLog: string,
+): Record<string, string> {
   const text = recipeText(name);
   if (isWholeConf(text)) return { 'nginx.conf': placed(text, listen, upstreams, dir) };
   return { 'nginx.conf': siteWrapper(dir, errorLog), 'site.conf': placed(text, listen, upstreams, dir) };

@@ -14,12 +14,21 @@ import { runMain } from './run-main';
 
 export const COMMAND = {
   usage: ['npm run outbox -- --list [--failed] [--limit N]', 'npm run outbox -- --retry ID', 'npm run outbox -- --retry-failed'],
-  summary: ['The SMS outbox of the configured store: messages newest first (phones in full, codes never shown),', 'or failed ones queued to be sent again.'],
+  summary: [
+    'The SMS outbox of the configured store: messages newest first (phones in full, codes never shown),',
+    'or failed ones queued to be sent again.',
+  ],
   options: {
     list: { type: 'boolean', help: 'the messages, newest first, as tab-separated lines' },
     failed: { type: 'boolean', help: 'with --list: only the failed ones' },
     limit: { type: 'integer', min: 1, max: 999_999, help: 'with --list: at most N messages (default 50)' },
-    retry: { type: 'integer', value: 'ID', min: 1, max: Number.MAX_SAFE_INTEGER, help: 'send this failed message again (its attempts start over)' },
+    retry: {
+      type: 'integer',
+      value: 'ID',
+      min: 1,
+      max: Number.MAX_SAFE_INTEGER,
+      help: 'send this failed message again (its attempts start over)',
+    },
     'retry-failed': { type: 'boolean', help: 'send again every failed message that still has its code' },
   },
   notes: ['exit codes: 0 done, 1 storage or configuration problem or nothing to retry, 2 usage'],
@@ -34,8 +43,12 @@ type Command = { kind: 'list'; failed: boolean; limit: number } | { kind: 'retry
 /** Exactly one of --list, --retry and --retry-failed; --failed and --limit only with --list. */
 function commandOf(values: Values<typeof COMMAND>): Command | string {
   const chosen = (['list', 'retry', 'retry-failed'] as const).filter((k) => values[k] !== undefined);
-  if (chosen.length !== 1) return chosen.length === 0 ? 'say what to do: --list, --retry ID or --retry-failed' : `--${chosen[0]} and --${chosen[1]} do not go together`;
-  if (chosen[0] !== 'list' && (values.failed !== undefined || values.limit !== undefined)) return '--failed and --limit go with --list only';
+  if (chosen.length !== 1)
+    return chosen.length === 0
+      ? 'say what to do: --list, --retry ID or --retry-failed'
+      : `--${chosen[0]} and --${chosen[1]} do not go together`;
+  if (chosen[0] !== 'list' && (values.failed !== undefined || values.limit !== undefined))
+    return '--failed and --limit go with --list only';
   if (chosen[0] === 'list') return { kind: 'list', failed: values.failed === true, limit: values.limit ?? 50 };
   return { kind: 'retry', id: values.retry ?? null };
 }

@@ -43,12 +43,18 @@ const COMMAND = {
 async function main(argv: string[]): Promise<number> {
   const line = parseCommandLine(COMMAND, argv);
   if (typeof line === 'number') return line;
-  const o = { only: line.values.only ?? [], check: line.values.check === true, list: line.values.list === true, port: line.values.port ?? null };
+  const o = {
+    only: line.values.only ?? [],
+    check: line.values.check === true,
+    list: line.values.list === true,
+    port: line.values.port ?? null,
+  };
   const unknown = o.only.filter((n) => !MATRIX.some((c) => c.name === n));
   if (unknown.length > 0) return usageError(COMMAND, `no configuration ${unknown.join(', ')} (--list names them)`);
   const chosen = MATRIX.filter((c) => o.only.length === 0 || o.only.includes(c.name));
   if (o.list) {
-    for (const c of MATRIX) process.stdout.write(`${c.name.padEnd(32)} ${c.corpus.padEnd(9)} ${c.namespace}  ${c.virtualDir || '/'}  ${c.protocols}\n`);
+    for (const c of MATRIX)
+      process.stdout.write(`${c.name.padEnd(32)} ${c.corpus.padEnd(9)} ${c.namespace}  ${c.virtualDir || '/'}  ${c.protocols}\n`);
     process.stdout.write(`\n${describeAccepted()}`);
     return 0;
   }
@@ -71,14 +77,18 @@ async function main(argv: string[]): Promise<number> {
     const committed = fs.existsSync(recordingPath(config.name)) ? readRecording(config.name).cases : [];
     const found = recordingChanges(committed, cases);
     changed += found.length;
-    process.stdout.write(`${config.name}: ${cases.length} cases, ${found.length === 0 ? 'as recorded' : `${found.length} differ from the committed recording`}\n`);
+    process.stdout.write(
+      `${config.name}: ${cases.length} cases, ${found.length === 0 ? 'as recorded' : `${found.length} differ from the committed recording`}\n`,
+    );
     for (const line of found) process.stdout.write(`  ${line}\n`);
   }
   if (o.check) {
     fs.rmSync(out, { recursive: true, force: true });
     process.stdout.write(`\n${describeAccepted()}`);
     if (changed > 0) {
-      process.stdout.write(`\n${changed} answers of the legacy host differ from test/fixtures/legacy/: record them again (npm run record-legacy) and fix what the replay then finds\n`);
+      process.stdout.write(
+        `\n${changed} answers of the legacy host differ from test/fixtures/legacy/: record them again (npm run record-legacy) and fix what the replay then finds\n`,
+      );
       return 1;
     }
   }

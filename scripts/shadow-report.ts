@@ -75,7 +75,12 @@ export async function summarise(input: NodeJS.ReadableStream | NodeJS.ReadableSt
     // A request counts once per kind, however often the kind occurs in it.
     for (const d of new Map(line.differences.map((x) => [x.kind, x])).values()) {
       const k = kinds.get(d.kind);
-      const example = { requestId: line.requestId, time: line.time, request: `${line.request.method} ${line.request.url}`, detail: d.detail };
+      const example = {
+        requestId: line.requestId,
+        time: line.time,
+        request: `${line.request.method} ${line.request.url}`,
+        detail: d.detail,
+      };
       if (k === undefined) kinds.set(d.kind, { kind: d.kind, count: 1, example });
       else {
         k.count++;
@@ -115,10 +120,14 @@ export function format(s: Summary): string {
     .sort((a, b) => b[1] - a[1])
     .map(([reason, n]) => `${n} ${WHY[reason] ?? reason}`);
   const notWritten = unwritten > 0 ? `; ${s.lines} written to the log, ${unwritten} not (${why.join(', ')}): counted only` : '';
-  const out: string[] = [`${s.lines + unwritten} requests with differences${noise}${notWritten}${s.unreadable > 0 ? ` (${s.unreadable} unreadable lines skipped)` : ''}`, ''];
+  const out: string[] = [
+    `${s.lines + unwritten} requests with differences${noise}${notWritten}${s.unreadable > 0 ? ` (${s.unreadable} unreadable lines skipped)` : ''}`,
+    '',
+  ];
   if (s.lines + unwritten === 0) return out.join('\n');
   out.push('By operation and binding:');
-  for (const [key, n] of Object.entries(s.byOperation).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) out.push(`  ${String(n).padStart(7)}  ${key}`);
+  for (const [key, n] of Object.entries(s.byOperation).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])))
+    out.push(`  ${String(n).padStart(7)}  ${key}`);
   out.push('', `${s.kinds.length} kinds of difference:`);
   for (const k of s.kinds) {
     out.push(`  ${String(k.count).padStart(7)}  ${k.kind}`);

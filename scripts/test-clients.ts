@@ -96,8 +96,7 @@ const CLIENTS: readonly ClientSpec[] = [
     packages: 'python3-zeep',
     alsoOtherNamespace: true,
     timeoutMs: 120_000,
-    missing: () =>
-      !existsSync(PYTHON) ? `${PYTHON} not found` : succeeds(PYTHON, ['-c', 'import zeep']) ? null : 'zeep not importable',
+    missing: () => (!existsSync(PYTHON) ? `${PYTHON} not found` : succeeds(PYTHON, ['-c', 'import zeep']) ? null : 'zeep not importable'),
     version: () => debianVersion('python3-zeep'),
     command: (base) => [PYTHON, [join(CLIENTS_DIR, 'zeep_client.py'), base]],
   },
@@ -314,7 +313,14 @@ async function runClient(client: ClientSpec, version: string, label: string, bas
 
 function table(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const COMMAND = {
@@ -376,7 +382,17 @@ async function main(args: readonly string[]): Promise<number> {
       const why = client.missing();
       if (why !== null) {
         process.stdout.write(`\n== ${client.name}: ${client.title}\n  SKIP ${client.name}: install ${client.packages} (${why})\n`);
-        outcomes.push({ label: client.name, client, version: '-', status: 'skipped', passed: 0, failed: 0, failures: [], note: why, seconds: 0 });
+        outcomes.push({
+          label: client.name,
+          client,
+          version: '-',
+          status: 'skipped',
+          passed: 0,
+          failed: 0,
+          failures: [],
+          note: why,
+          seconds: 0,
+        });
         continue;
       }
       const version = client.version();

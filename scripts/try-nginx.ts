@@ -17,7 +17,9 @@ import { address, isWholeConf, recipeNames, recipeText, shippedAddresses, trialF
 import { runMain } from './run-main';
 
 const COMMAND = {
-  usage: ['npm run try-nginx -- [--recipe NAME] [--port PORT] [--host HOST] [--upstream [HOST:]PORT]... [--dir DIR] [--nginx PATH] [--check]'],
+  usage: [
+    'npm run try-nginx -- [--recipe NAME] [--port PORT] [--host HOST] [--upstream [HOST:]PORT]... [--dir DIR] [--nginx PATH] [--check]',
+  ],
   summary: [
     'Runs nginx in the foreground with deploy/nginx/NAME.conf as shipped, listening on HOST:PORT in front of',
     'the service at each --upstream, until Ctrl-C or SIGTERM; then stops it gracefully and removes its folder.',
@@ -26,8 +28,17 @@ const COMMAND = {
     recipe: { type: 'string', value: 'NAME', help: 'student-info, student-info-vdir or round-robin (default student-info)' },
     port: { type: 'string', value: 'PORT', help: "where nginx listens (default the recipe's own: 80; 9210 for round-robin)" },
     host: { type: 'string', value: 'HOST', help: 'the address it listens on (default 127.0.0.1)' },
-    upstream: { type: 'string', multiple: true, value: '[HOST:]PORT', help: "a service instance, repeated for several (default the recipe's own)" },
-    dir: { type: 'string', value: 'DIR', help: 'where nginx runs: configuration, pid, logs (default a temporary folder, removed at the end)' },
+    upstream: {
+      type: 'string',
+      multiple: true,
+      value: '[HOST:]PORT',
+      help: "a service instance, repeated for several (default the recipe's own)",
+    },
+    dir: {
+      type: 'string',
+      value: 'DIR',
+      help: 'where nginx runs: configuration, pid, logs (default a temporary folder, removed at the end)',
+    },
     nginx: { type: 'string', value: 'PATH', help: 'the nginx to run (default nginx on PATH, else /usr/sbin/nginx)' },
     check: { type: 'boolean', help: 'write the configuration and check it (nginx -t), then exit' },
   },
@@ -78,7 +89,10 @@ async function accepting(listen: string, ms: number): Promise<boolean> {
   const [host, port] = [listen.slice(0, i).replace(/^\[|\]$/g, ''), Number(listen.slice(i + 1))];
   for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 100))) {
     const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect({ host: host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host, port }, () => (s.destroy(), resolve(true)));
+      const s = net.connect(
+        { host: host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host, port },
+        () => (s.destroy(), resolve(true)),
+      );
       s.once('error', () => resolve(false));
     });
     if (ok) return true;

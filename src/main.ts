@@ -30,7 +30,10 @@ const SERVICE_COMMAND = {
     'Settings come from the environment and a .env file in the working directory (README.md#configuration).',
   ],
   options: {},
-  notes: ['exit codes: 0 stopped (SIGTERM, SIGINT, SIGHUP), every request answered; 1 a setting refused, no start, or a stop', 'that cut requests short (SHUTDOWN_TIMEOUT_MS); 2 usage'],
+  notes: [
+    'exit codes: 0 stopped (SIGTERM, SIGINT, SIGHUP), every request answered; 1 a setting refused, no start, or a stop',
+    'that cut requests short (SHUTDOWN_TIMEOUT_MS); 2 usage',
+  ],
 } as const;
 
 /**

@@ -22,8 +22,19 @@ afterAll(() => fs.rmSync(cache, { recursive: true, force: true }));
 
 /** The command as built, against `registry`: its exit code, stdout and stderr lines. */
 function audit(registry: string, ...args: string[]): Promise<{ code: number | null; out: string[]; err: string[] }> {
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.homedir(), npm_config_registry: registry, npm_config_cache: cache, npm_config_fetch_retries: '0', npm_config_update_notifier: 'false' };
-  const child = spawn(process.execPath, [path.join(BUILD_DIR, 'scripts', 'audit.js'), ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? os.homedir(),
+    npm_config_registry: registry,
+    npm_config_cache: cache,
+    npm_config_fetch_retries: '0',
+    npm_config_update_notifier: 'false',
+  };
+  const child = spawn(process.execPath, [path.join(BUILD_DIR, 'scripts', 'audit.js'), ...args], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -54,10 +65,26 @@ async function registry(advisories: object | null): Promise<{ url: string; asked
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, asked, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    asked,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
-const ADVISORY = { express: [{ id: 1, url: 'https://example.invalid/advisory/1', title: 'a test advisory', severity: 'high', vulnerable_versions: '<=5.1.0', cwe: [], cvss: { score: 7.5, vectorString: null } }] };
+const ADVISORY = {
+  express: [
+    {
+      id: 1,
+      url: 'https://example.invalid/advisory/1',
+      title: 'a test advisory',
+      severity: 'high',
+      vulnerable_versions: '<=5.1.0',
+      cwe: [],
+      cvss: { score: 7.5, vectorString: null },
+    },
+  ],
+};
 
 describe('npm run audit, as built', () => {
   test('no registry at all: exit 3, "nothing was checked", and what npm said', async () => {
@@ -76,7 +103,11 @@ describe('npm run audit, as built', () => {
     const port = await freePort();
     const r = await audit(`http://127.0.0.1:${port}/`, '--allow-unchecked');
     expect(r.code).toBe(0);
-    expect(r.err).toEqual([expect.stringMatching(/^warning: the advisory database could not be asked \(.*ECONNREFUSED.*\); nothing was checked \(accepted: --allow-unchecked\)$/)]);
+    expect(r.err).toEqual([
+      expect.stringMatching(
+        /^warning: the advisory database could not be asked \(.*ECONNREFUSED.*\); nothing was checked \(accepted: --allow-unchecked\)$/,
+      ),
+    ]);
   }, 60_000);
 
   test('a registry without the audit endpoint (405) checked nothing either: exit 3', async () => {
@@ -84,14 +115,21 @@ describe('npm run audit, as built', () => {
     try {
       const r = await audit(reg.url);
       expect(r.code).toBe(3);
-      expect(r.err).toEqual([expect.stringMatching(/^error: the advisory database could not be asked \(405 Method Not Allowed - POST .*\/-\/npm\/v1\/security\/advisories\/bulk\); nothing was checked/)]);
+      expect(r.err).toEqual([
+        expect.stringMatching(
+          /^error: the advisory database could not be asked \(405 Method Not Allowed - POST .*\/-\/npm\/v1\/security\/advisories\/bulk\); nothing was checked/,
+        ),
+      ]);
     } finally {
       await reg.close();
     }
   }, 60_000);
 
   test('asked: a high advisory fails it (exit 1), none passes it (exit 0), --allow-unchecked changing neither', async () => {
-    for (const [advisories, code, high] of [[ADVISORY, 1, 1], [{}, 0, 0]] as const) {
+    for (const [advisories, code, high] of [
+      [ADVISORY, 1, 1],
+      [{}, 0, 0],
+    ] as const) {
       for (const args of [[], ['--allow-unchecked']]) {
         const reg = await registry(advisories);
         try {
@@ -109,7 +147,11 @@ describe('npm run audit, as built', () => {
   test('an unknown option: the usage, exit 2, nothing asked', async () => {
     const reg = await registry({});
     try {
-      expect(await audit(reg.url, '--allow-uncheked')).toEqual({ code: 2, out: [], err: ['error: unknown option --allow-uncheked', 'usage: npm run audit [-- --allow-unchecked]'] });
+      expect(await audit(reg.url, '--allow-uncheked')).toEqual({
+        code: 2,
+        out: [],
+        err: ['error: unknown option --allow-uncheked', 'usage: npm run audit [-- --allow-unchecked]'],
+      });
       expect(reg.asked).toEqual([]);
     } finally {
       await reg.close();

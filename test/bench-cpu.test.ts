@@ -8,7 +8,8 @@ import { WORKLOADS } from '../scripts/bench/workloads';
 /** The benchmark's CPU instrument: /proc/PID/stat read right, a process tree found, ratios paired by round. */
 
 // A real line's shape (Linux proc(5)): pid (comm) state ppid ... utime(14) stime(15) cutime(16) cstime(17) ...
-const line = (comm: string) => `4242 (${comm}) S 1 4242 4242 0 -1 4194560 1234 0 0 0 731 129 40 2 20 0 11 0 5000 1000000 20000 18446744073709551615\n`;
+const line = (comm: string) =>
+  `4242 (${comm}) S 1 4242 4242 0 -1 4194560 1234 0 0 0 731 129 40 2 20 0 11 0 5000 1000000 20000 18446744073709551615\n`;
 
 test('utime + stime, and the waited-for children, are fields 14 to 17', () => {
   expect(parseStat(line('node'))).toEqual({ own: 731 + 129, children: 40 + 2 });
@@ -57,7 +58,18 @@ describe('the targets of issue 24, judged on CPU per request', () => {
     { name: 'SQLite', label: S },
     { name: 'PostgreSQL', label: P },
   ];
-  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({ workload, title: workload, target, kind, rate: 100, us, rounds: [us], waited: 0, errors: 0, answered: 300 });
+  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({
+    workload,
+    title: workload,
+    target,
+    kind,
+    rate: 100,
+    us,
+    rounds: [us],
+    waited: 0,
+    errors: 0,
+    answered: 300,
+  });
   const cpu: CpuRow[] = [
     row('token-soap11', S, 'service', 90),
     row('token-soap11', P, 'service', 150),
@@ -65,15 +77,28 @@ describe('the targets of issue 24, judged on CPU per request', () => {
     row('token-get', S, 'service', 100),
     row('token-get', P, 'service', 120),
     row('token-get', 'ceiling', 'ceiling', 30),
-    ...[10, 500, 5000].flatMap((n) => [row(`school${n}-soap11`, S, 'service', 100 + n * 0.5), row(`school${n}-soap11`, P, 'service', 100 + n * (n === 5000 ? 0.8 : 0.5))]),
+    ...[10, 500, 5000].flatMap((n) => [
+      row(`school${n}-soap11`, S, 'service', 100 + n * 0.5),
+      row(`school${n}-soap11`, P, 'service', 100 + n * (n === 5000 ? 0.8 : 0.5)),
+    ]),
   ];
   const verdicts = judgeCpu(WORKLOADS, cpu, [], stores, []);
   const v = (target: string) => verdicts.find((x) => x.target === target);
 
   test('a ratio within its limit holds; one beyond says by how much it misses', () => {
-    expect(v("SQLite: GetTokenDevice SOAP 1.1 CPU/request <= 0.5x node-soap's")).toEqual({ target: expect.any(String), ok: true, measured: '0.45x (90 vs 200 us)' });
-    expect(v("PostgreSQL: GetTokenDevice SOAP 1.1 CPU/request <= 0.5x node-soap's")).toMatchObject({ ok: false, measured: '0.75x, misses by 50% (150 vs 200 us)' });
-    expect(v("SQLite: GetTokenDevice GET CPU/request <= 2.5x ceiling's")).toMatchObject({ ok: false, measured: expect.stringMatching(/^3\.33x, misses by 33%/) });
+    expect(v("SQLite: GetTokenDevice SOAP 1.1 CPU/request <= 0.5x node-soap's")).toEqual({
+      target: expect.any(String),
+      ok: true,
+      measured: '0.45x (90 vs 200 us)',
+    });
+    expect(v("PostgreSQL: GetTokenDevice SOAP 1.1 CPU/request <= 0.5x node-soap's")).toMatchObject({
+      ok: false,
+      measured: '0.75x, misses by 50% (150 vs 200 us)',
+    });
+    expect(v("SQLite: GetTokenDevice GET CPU/request <= 2.5x ceiling's")).toMatchObject({
+      ok: false,
+      measured: expect.stringMatching(/^3\.33x, misses by 33%/),
+    });
   });
 
   test('PostgreSQL is held within 1.5x of SQLite on each workload', () => {
@@ -82,9 +107,13 @@ describe('the targets of issue 24, judged on CPU per request', () => {
   });
 
   test('linear in students: the cost of a student from 500 to 5,000 against that from 10 to 500', () => {
-    expect(v("SQLite: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's)")).toMatchObject({ ok: true });
+    expect(
+      v("SQLite: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's)"),
+    ).toMatchObject({ ok: true });
     // 0.5 µs a student to 500, then (4100 - 350) / 4500 = 0.83: 1.67x.
-    expect(v("PostgreSQL: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's)")).toMatchObject({ ok: false, measured: expect.stringMatching(/^1\.67x, misses by 33%/) });
+    expect(
+      v("PostgreSQL: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's)"),
+    ).toMatchObject({ ok: false, measured: expect.stringMatching(/^1\.67x, misses by 33%/) });
   });
 
   test('a target with nothing measured for it is not judged', () => {
@@ -104,12 +133,27 @@ test('the paced rate: one for all, a third of the slowest; on a roster node-soap
   expect(pacedRates([{ kind: 'service', max: 6 }])).toEqual([5]);
 });
 
-
 test("a roster cost flat from 10 to 500 (cached) is held to the ceiling's cost of a student, not to nothing", () => {
-  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({ workload, title: workload, target, kind, rate: 100, us, rounds: [us], waited: 0, errors: 0, answered: 300 });
+  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({
+    workload,
+    title: workload,
+    target,
+    kind,
+    rate: 100,
+    us,
+    rounds: [us],
+    waited: 0,
+    errors: 0,
+    answered: 300,
+  });
   const S = 'service, SQLite, 1 worker';
   // The service: 300, 300, 1200 µs; the ceiling 0.2 µs a student (50, 148, 1048).
-  const cpu = [row('school10-get', S, 'service', 300), row('school500-get', S, 'service', 300), row('school5000-get', S, 'service', 1200), ...[10, 500, 5000].map((n) => row(`school${n}-get`, 'ceiling', 'ceiling', 48 + 0.2 * n))];
+  const cpu = [
+    row('school10-get', S, 'service', 300),
+    row('school500-get', S, 'service', 300),
+    row('school5000-get', S, 'service', 1200),
+    ...[10, 500, 5000].map((n) => row(`school${n}-get`, 'ceiling', 'ceiling', 48 + 0.2 * n)),
+  ];
   const [v] = judgeCpu(WORKLOADS, cpu, [], [{ name: 'SQLite', label: S }], []);
   // (1200 - 300) / 4500 = 0.2 µs a student: the ceiling's own.
   expect(v).toMatchObject({ ok: true, measured: expect.stringMatching(/^1\.00x \(0\.000 then 0\.200 us per student, the ceiling 0\.200/) });

@@ -26,7 +26,11 @@ afterAll(async () => {
 /** A benchmark request for the fixture data set: a device and a school it has. */
 function fixtureRequest(id: string) {
   const w = WORKLOADS.find((x) => x.id === id)!;
-  return { ...w.request, path: w.request.path.replace('dev-bench-42', 'dev-1001'), body: w.request.body?.replace('dev-bench-42', 'dev-1001') };
+  return {
+    ...w.request,
+    path: w.request.path.replace('dev-bench-42', 'dev-1001'),
+    body: w.request.body?.replace('dev-bench-42', 'dev-1001'),
+  };
 }
 
 test.each(['token-soap11', 'token-get', 'school10-soap11'])('%s: the ceiling replays the service byte for byte', async (id) => {
@@ -42,31 +46,36 @@ test.each(['token-soap11', 'token-get', 'school10-soap11'])('%s: the ceiling rep
 });
 
 /** The shadow comparison's stand-in legacy host answers a copy with the very bytes the service gave, however the copy arrives. */
-test.each(['token-soap11', 'token-get'])('%s: the stand-in replays the service byte for byte, a request split or two at once', async (id) => {
-  const request = fixtureRequest(id);
-  const service = await listen(createServer(t.app));
-  const fromService = (await exchangeRaw(service, rawRequest(service, request))).toString('latin1');
-  const standIn = await listen(createStandIn([parseAnswer(requestKey(request.method, request.path, request.body ?? ''), Buffer.from(fromService, 'latin1'))]));
-  const bytes = rawRequest(standIn, request);
+test.each(['token-soap11', 'token-get'])(
+  '%s: the stand-in replays the service byte for byte, a request split or two at once',
+  async (id) => {
+    const request = fixtureRequest(id);
+    const service = await listen(createServer(t.app));
+    const fromService = (await exchangeRaw(service, rawRequest(service, request))).toString('latin1');
+    const standIn = await listen(
+      createStandIn([parseAnswer(requestKey(request.method, request.path, request.body ?? ''), Buffer.from(fromService, 'latin1'))]),
+    );
+    const bytes = rawRequest(standIn, request);
 
-  const socket = net.connect(standIn, '127.0.0.1');
-  let got = '';
-  socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
-  // Until that much has come, or a second has passed (then the comparison below says what is missing).
-  const until = async (length: number) => {
-    for (const deadline = Date.now() + 1000; got.length < length && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
-  };
-  // One request in two pieces, then two in one write: three answers, in order, each the service's.
-  socket.write(bytes.subarray(0, 10));
-  await new Promise((r) => setTimeout(r, 20));
-  expect(got).toBe('');
-  socket.write(bytes.subarray(10));
-  await until(fromService.length);
-  socket.write(Buffer.concat([bytes, bytes]));
-  await until(3 * fromService.length);
-  socket.destroy();
-  expect(got).toBe(fromService.repeat(3));
-});
+    const socket = net.connect(standIn, '127.0.0.1');
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    // Until that much has come, or a second has passed (then the comparison below says what is missing).
+    const until = async (length: number) => {
+      for (const deadline = Date.now() + 1000; got.length < length && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+    };
+    // One request in two pieces, then two in one write: three answers, in order, each the service's.
+    socket.write(bytes.subarray(0, 10));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(got).toBe('');
+    socket.write(bytes.subarray(10));
+    await until(fromService.length);
+    socket.write(Buffer.concat([bytes, bytes]));
+    await until(3 * fromService.length);
+    socket.destroy();
+    expect(got).toBe(fromService.repeat(3));
+  },
+);
 
 /** The paced load and the stand-in find where an answer ends, by its Content-Length or its chunks. */
 test('an answer is framed by its Content-Length, or by its chunks to the last', () => {

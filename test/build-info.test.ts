@@ -26,7 +26,9 @@ test('the build records the version and the commit it was made from (dist/build-
   expect(recorded).toEqual({ version, commit: commit() });
   expect(buildText(recorded)).toBe(said());
   expect(buildText({ version: '2.1.0', commit: null })).toBe('2.1.0, commit unknown');
-  expect(buildText({ version: '2.1.0', commit: `${'3f2a9c1d'.repeat(5)}-dirty` })).toBe(`2.1.0, commit ${'3f2a9c1d'.repeat(5)}, with changes not committed`);
+  expect(buildText({ version: '2.1.0', commit: `${'3f2a9c1d'.repeat(5)}-dirty` })).toBe(
+    `2.1.0, commit ${'3f2a9c1d'.repeat(5)}, with changes not committed`,
+  );
   // A hash with seven digits in a row is never taken for a phone in a log line (a 12-character one was).
   for (const commit of ['c5b8242545b2e0f4d1a7c3b9e8f6a5d4c3b2a190', 'c5b8242545b2e0f4d1a7c3b9e8f6a5d4c3b2a190-dirty']) {
     const line = `listening on 0.0.0.0:8080; version ${buildText({ version: '1.0.0', commit })}; open ...`;
@@ -34,13 +36,20 @@ test('the build records the version and the commit it was made from (dist/build-
   }
 });
 
-describe.each([['one process', '1'], ['WORKERS=2', '2']])('the service as built, %s', (_name, workers) => {
+describe.each([
+  ['one process', '1'],
+  ['WORKERS=2', '2'],
+])('the service as built, %s', (_name, workers) => {
   test('says its version and commit in the start line, /metrics (asmx_build_info, one series at 1) and the console', async () => {
     const s = await service({ env: { WORKERS: workers } });
     const start = s.lines.find((l) => l.msg.startsWith('listening on '))!.msg;
-    expect(start).toMatch(new RegExp(`^listening on 127\\.0\\.0\\.1:\\d+(?: in 2 worker processes)?; version ${said().replace(/[.]/g, '\\.')}; open `));
+    expect(start).toMatch(
+      new RegExp(`^listening on 127\\.0\\.0\\.1:\\d+(?: in 2 worker processes)?; version ${said().replace(/[.]/g, '\\.')}; open `),
+    );
     const metrics = (await request(s.adminPort, '/metrics')).body;
-    expect(metrics.split('\n').filter((l) => l.startsWith('asmx_build_info'))).toEqual([`asmx_build_info{version="${version}",commit="${commit()}",node="${process.version}"} 1`]);
+    expect(metrics.split('\n').filter((l) => l.startsWith('asmx_build_info'))).toEqual([
+      `asmx_build_info{version="${version}",commit="${commit()}",node="${process.version}"} 1`,
+    ]);
     expect(metrics).toContain('# TYPE asmx_build_info gauge');
     const page = await request(s.adminPort, '/console');
     expect(page.body).toContain(`<span id="build">${said()}</span>`);

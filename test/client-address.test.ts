@@ -36,12 +36,19 @@ describe('an X-Forwarded-For entry, in every form the shipped proxies write', ()
     expect(forwardedAddress(entry)).toBe(expected);
   });
 
-  test.each(['unknown', '', 'school.example', '203.0.113', '203.0.113.7:', '[2001:db8::7', '2001:db8::7]:80', '_hidden', '203.0.113.7:80:80'])(
-    'no address in %j',
-    (entry) => {
-      expect(forwardedAddress(entry)).toBeNull();
-    },
-  );
+  test.each([
+    'unknown',
+    '',
+    'school.example',
+    '203.0.113',
+    '203.0.113.7:',
+    '[2001:db8::7',
+    '2001:db8::7]:80',
+    '_hidden',
+    '203.0.113.7:80:80',
+  ])('no address in %j', (entry) => {
+    expect(forwardedAddress(entry)).toBeNull();
+  });
 });
 
 describe('clientAddress: the one rule, over a real socket', () => {
@@ -73,7 +80,11 @@ describe('clientAddress: the one rule, over a real socket', () => {
       expect(await ask({}, '127.0.0.9')).toBe('127.0.0.9');
       expect(await ask({ 'X-Forwarded-For': 'unknown' }, '127.0.0.9')).toBe('127.0.0.9');
       expect(log.lines.filter((l) => l.level === 'warn')).toEqual([
-        { level: 'warn', msg: expect.stringContaining('TRUST_PROXY is on but a request came without a readable X-Forwarded-For'), fields: { peer: '127.0.0.9' } },
+        {
+          level: 'warn',
+          msg: expect.stringContaining('TRUST_PROXY is on but a request came without a readable X-Forwarded-For'),
+          fields: { peer: '127.0.0.9' },
+        },
       ]);
     } finally {
       log.restore();
@@ -119,8 +130,19 @@ describe('what the per-address limit counts', () => {
       '172.16.0.0/12',
     ]);
     const valid = ranges.filter((r) => typeof r !== 'string');
-    expect(['10.200.1.1', '192.0.2.7', '2001:db8:ab:ffff::1', '172.31.255.255'].map((a) => inRanges(a, valid))).toEqual([true, true, true, true]);
-    expect(['11.0.0.1', '192.0.2.8', '2001:db8:ac::1', '172.32.0.0', '::a00:1'].map((a) => inRanges(a, valid))).toEqual([false, false, false, false, false]);
+    expect(['10.200.1.1', '192.0.2.7', '2001:db8:ab:ffff::1', '172.31.255.255'].map((a) => inRanges(a, valid))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['11.0.0.1', '192.0.2.8', '2001:db8:ac::1', '172.32.0.0', '::a00:1'].map((a) => inRanges(a, valid))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -151,7 +173,9 @@ describe('SMS_LIMIT_EXEMPT, validated once at start', () => {
 
   test('the start line names the exempt callers and says what still applies', () => {
     const line = startLine(loadConfig({ SMS_LIMIT_EXEMPT: '10.0.0.5,2001:db8:0:0:1::/80' }), 8080, { students: 1, devices: 1 }, 1);
-    expect(line).toContain('SMS per-address limit not applied to 10.0.0.5, 2001:db8:0:0:1::/80 (the per-phone limit and the global budgets still are)');
+    expect(line).toContain(
+      'SMS per-address limit not applied to 10.0.0.5, 2001:db8:0:0:1::/80 (the per-phone limit and the global budgets still are)',
+    );
     expect(startLine(loadConfig({}), 8080, { students: 1, devices: 1 }, 1)).not.toContain('per-address');
   });
 });
@@ -190,7 +214,11 @@ describe('the per-address limit through the app (behind a trusted proxy)', () =>
     const send = async (forwardedFor: string) => {
       const before = (await store.outbox.list(false, 1000)).length;
       n += 1;
-      const res = await request(app).post('/AuthCodeSending.asmx/AuthCode').set('X-Forwarded-For', forwardedFor).type('form').send({ code: String(1000 + n), phone: `+96477012${String(n).padStart(5, '0')}` });
+      const res = await request(app)
+        .post('/AuthCodeSending.asmx/AuthCode')
+        .set('X-Forwarded-For', forwardedFor)
+        .type('form')
+        .send({ code: String(1000 + n), phone: `+96477012${String(n).padStart(5, '0')}` });
       expect(res.status).toBe(200);
       return (await store.outbox.list(false, 1000)).length > before;
     };
@@ -205,23 +233,32 @@ describe('the per-address limit through the app (behind a trusted proxy)', () =>
 
   test("ARR's ip:port entries count per client address, not per port or as the proxy", async () => {
     const { send } = await service({});
-    expect(await sendAll(send, ['203.0.113.7:50001', '203.0.113.7:50002', '203.0.113.7:50003', '[2001:db8::1]:50004', '203.0.113.8:50005'])).toEqual([
-      true,
-      true,
-      false,
-      true,
-      true,
-    ]);
+    expect(
+      await sendAll(send, ['203.0.113.7:50001', '203.0.113.7:50002', '203.0.113.7:50003', '[2001:db8::1]:50004', '203.0.113.8:50005']),
+    ).toEqual([true, true, false, true, true]);
   });
 
   test('IPv6 callers are counted by their /64: another address of the same /64 is the same caller', async () => {
     const { send } = await service({});
-    expect(await sendAll(send, ['2001:db8:1:2::1', '[2001:db8:1:2:ffff:1:2:3]:443', '2001:db8:1:2::3', '2001:db8:1:3::1'])).toEqual([true, true, false, true]);
+    expect(await sendAll(send, ['2001:db8:1:2::1', '[2001:db8:1:2:ffff:1:2:3]:443', '2001:db8:1:2::3', '2001:db8:1:3::1'])).toEqual([
+      true,
+      true,
+      false,
+      true,
+    ]);
   });
 
   test('an exempt caller (address or range) is not held by the per-address limit; others are', async () => {
     const { send } = await service({ SMS_LIMIT_EXEMPT: '198.51.100.10,2001:db8:ff::/48' });
-    const exempt = await sendAll(send, ['198.51.100.10', '198.51.100.10:1', '198.51.100.10', '198.51.100.10', '2001:db8:ff:1::1', '2001:db8:ff:2::1', '2001:db8:ff:3::1']);
+    const exempt = await sendAll(send, [
+      '198.51.100.10',
+      '198.51.100.10:1',
+      '198.51.100.10',
+      '198.51.100.10',
+      '2001:db8:ff:1::1',
+      '2001:db8:ff:2::1',
+      '2001:db8:ff:3::1',
+    ]);
     expect(exempt).toEqual(Array(7).fill(true));
     expect(await sendAll(send, ['198.51.100.11', '198.51.100.11', '198.51.100.11'])).toEqual([true, true, false]);
   });

@@ -46,10 +46,18 @@ function once(port: number, into: Outcomes): Promise<void> {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
-      res.on('end', () => done(() => (isToken({ status: res.statusCode ?? 0, headers: res.headers, body }) ? (into.answered += 1) : into.wrong.push(`${res.statusCode}: ${body.slice(0, 200)}`))));
+      res.on('end', () =>
+        done(() =>
+          isToken({ status: res.statusCode ?? 0, headers: res.headers, body })
+            ? (into.answered += 1)
+            : into.wrong.push(`${res.statusCode}: ${body.slice(0, 200)}`),
+        ),
+      );
       res.on('error', () => done(() => (into.closed += 1)));
     });
-    req.on('error', (e: NodeJS.ErrnoException) => done(() => (e.code === 'ECONNRESET' ? (into.closed += 1) : into.wrong.push(e.code ?? e.message))));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      done(() => (e.code === 'ECONNRESET' ? (into.closed += 1) : into.wrong.push(e.code ?? e.message))),
+    );
     const timer = setTimeout(() => {
       done(() => into.hung.push(`no answer nor close ${Date.now() - sent} ms after it was sent`));
       req.destroy();
@@ -108,7 +116,8 @@ async function metric(s: Service, series: string): Promise<number> {
 
 const servedBy = (s: Service) => new Set(s.lines.filter((l) => l.msg === 'request').map((l) => l.pid));
 /** The primary's workers, by pid. */
-const workersOf = (s: Service): number[] => fs.readFileSync(`/proc/${s.proc.pid}/task/${s.proc.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+const workersOf = (s: Service): number[] =>
+  fs.readFileSync(`/proc/${s.proc.pid}/task/${s.proc.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
 const HANDED_AGAIN = 'asmx_connections_worker_ended_total{outcome="handed_again"}';
 const CLOSED_WITH = 'asmx_connections_worker_ended_total{outcome="closed"}';
 const NOT_RECEIVED = 'asmx_connections_not_received_total{outcome="handed_again"}';
@@ -119,7 +128,9 @@ test('workers killed (kill -9 three times), dying of an uncaught exception and o
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-kills-'));
   const how = path.join(dir, 'how');
   // A small heap, so that the worker told to run out of memory does so in a moment.
-  const s = await service({ env: { WORKERS: '2', NODE_OPTIONS: `--max-old-space-size=160 --require ${FAULT}`, FAULT_WORKER_DEATH_FILE: how } });
+  const s = await service({
+    env: { WORKERS: '2', NODE_OPTIONS: `--max-old-space-size=160 --require ${FAULT}`, FAULT_WORKER_DEATH_FILE: how },
+  });
   const load = freshConnections(s.port);
   const deaths: [string, () => void][] = [
     ['SIGKILL', () => undefined],
@@ -150,12 +161,17 @@ test('workers killed (kill -9 three times), dying of an uncaught exception and o
   expect(outcomes.wrong).toEqual([]);
   const died = s.lines.filter((l) => l.msg === 'worker died; starting another');
   expect(died.map((l) => l.signal ?? l.exitCode)).toEqual(['SIGKILL', 'SIGKILL', 'SIGKILL', 1, 'SIGABRT']);
-  expect(s.lines.find((l) => l.msg === 'uncaught exception')).toMatchObject({ level: 'error', error: expect.objectContaining({ message: 'fault injected: throw' }) });
+  expect(s.lines.find((l) => l.msg === 'uncaught exception')).toMatchObject({
+    level: 'error',
+    error: expect.objectContaining({ message: 'fault injected: throw' }),
+  });
   // What closed unanswered was open in a worker when it died, and counted so.
   const closedWith = await metric(s, CLOSED_WITH);
   const handedAgain = await metric(s, HANDED_AGAIN);
   expect(outcomes.closed).toBeLessThanOrEqual(closedWith);
-  process.stdout.write(`cluster kills: ${outcomes.answered} answered, ${outcomes.closed} closed unanswered (${closedWith} closed with their worker), ${handedAgain} handed to another worker\n`);
+  process.stdout.write(
+    `cluster kills: ${outcomes.answered} answered, ${outcomes.closed} closed unanswered (${closedWith} closed with their worker), ${handedAgain} handed to another worker\n`,
+  );
   await until('the primary holds no client connection', () => tcpOn(s.proc.pid!, s.port) === 0, 10_000);
   await until('every connection is counted out', async () => (await metric(s, 'asmx_connections_open')) === 0, 10_000);
 }, 180_000);
@@ -193,7 +209,7 @@ function keptAlive(port: number): Promise<{ socket: net.Socket; closed: Promise<
   return ask().then(() => ({ socket, closed, ask }));
 }
 
-test('connections a worker had taken (idle keep-alives) close at once with it, their count given back; the primary held none of them; the other worker\'s stay served', async () => {
+test("connections a worker had taken (idle keep-alives) close at once with it, their count given back; the primary held none of them; the other worker's stay served", async () => {
   const s = await service({ env: { WORKERS: '2' } });
   const connections = [];
   for (let i = 0; i < 6; i += 1) connections.push(await keptAlive(s.port));
@@ -204,7 +220,9 @@ test('connections a worker had taken (idle keep-alives) close at once with it, t
   process.kill(victim!, 'SIGKILL');
   await s.waitFor((l) => l.msg === 'worker died; starting another' && l.workerPid === victim);
   // Round robin gave it 3; they close (reset or end) without waiting for any time-out.
-  const isClosed = await Promise.all(connections.map((c) => Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), HANG_MS))])));
+  const isClosed = await Promise.all(
+    connections.map((c) => Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), HANG_MS))])),
+  );
   expect(isClosed.filter(Boolean)).toHaveLength(3);
   expect([await metric(s, CLOSED_WITH), await metric(s, HANDED_AGAIN)]).toEqual([3, 0]);
   expect(await metric(s, 'asmx_connections_open')).toBe(3);

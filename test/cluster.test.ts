@@ -43,7 +43,18 @@ test('a worker that fails to start is retried with backoff while the other keeps
     results.push((await request(s.port, TOKEN_PATH)).status);
     await new Promise((r) => setTimeout(r, 50));
   }
-  expect(failedStarts(s).slice(0, 6).map((l) => [l.failedStarts, l.inMs])).toEqual([[1, 200], [2, 400], [3, 800], [4, 1600], [5, 3200], [6, 6400]]);
+  expect(
+    failedStarts(s)
+      .slice(0, 6)
+      .map((l) => [l.failedStarts, l.inMs]),
+  ).toEqual([
+    [1, 200],
+    [2, 400],
+    [3, 800],
+    [4, 1600],
+    [5, 3200],
+    [6, 6400],
+  ]);
   expect(failedStarts(s).every((l) => l.level === 'error' && l.exitCode === 1)).toBe(true);
   // Meanwhile the other worker answered everything, and the primary is still there.
   expect(results.length).toBeGreaterThan(20);

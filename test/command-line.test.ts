@@ -29,7 +29,14 @@ function run(file: string, ...args: string[]) {
   const r = spawnSync(process.execPath, [path.join(BUILD_DIR, file), ...args], {
     cwd: work,
     // A port the service would take, a store it would create, a HOME npm would write into: all in `work`.
-    env: { PATH: process.env.PATH ?? '', HOME: work, SQLITE_PATH: path.join(work, 'data', 'school.db'), PORT: '0', ADMIN_PORT: '0', LOG_LEVEL: 'info' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: work,
+      SQLITE_PATH: path.join(work, 'data', 'school.db'),
+      PORT: '0',
+      ADMIN_PORT: '0',
+      LOG_LEVEL: 'info',
+    },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -47,7 +54,9 @@ describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
   test('--help: the help on stdout, exit 0, nothing started or written', () => {
     const r = run(file, '--help');
     expect([r.status, r.stderr, r.left]).toEqual([0, '', []]);
-    expect(r.stdout).toMatch(/^usage: .+\n(?: {7}.+\n)*\n.+[\s\S]*\noptions:\n[\s\S]* {2}-h, --help +print this help and exit\n {2}--version +print the version and exit\n/);
+    expect(r.stdout).toMatch(
+      /^usage: .+\n(?: {7}.+\n)*\n.+[\s\S]*\noptions:\n[\s\S]* {2}-h, --help +print this help and exit\n {2}--version +print the version and exit\n/,
+    );
     // No log line (the service's are JSON), nothing but the help.
     expect(r.stdout).not.toMatch(/^\{/m);
     expect(run(file, '-h').stdout).toBe(r.stdout);
@@ -57,14 +66,16 @@ describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
     const r = run(file, '--version');
     const sha = commit();
     expect([r.status, r.stderr, r.left]).toEqual([0, '', []]);
-    expect(r.stdout).toBe(`${pkg.name} ${pkg.version}${sha === null ? '' : ` (commit ${sha.slice(0, 12)}${sha.endsWith('-dirty') ? '-dirty' : ''})`}\n`);
+    expect(r.stdout).toBe(
+      `${pkg.name} ${pkg.version}${sha === null ? '' : ` (commit ${sha.slice(0, 12)}${sha.endsWith('-dirty') ? '-dirty' : ''})`}\n`,
+    );
   });
 
   test('an unknown option: the error and the usage on stderr, exit 2, nothing written', () => {
     const r = run(file, '--no-such-option');
     expect([r.status, r.stdout, r.left]).toEqual([2, '', []]);
     expect(r.stderr).toMatch(/^error: unknown option --no-such-option\nusage: /);
-    expect(r.stderr.split('\n').slice(1).join('\n')).toBe(`${(run(file, '--help').stdout.split('\n\n')[0] ?? '')}\n`);
+    expect(r.stderr.split('\n').slice(1).join('\n')).toBe(`${run(file, '--help').stdout.split('\n\n')[0] ?? ''}\n`);
   });
 });
 
@@ -92,7 +103,11 @@ test.each([
   ['scripts/compare-legacy.js', ['http://legacy.example/'], 'give LEGACY_URL and OURS_URL'],
   ['scripts/test-clients.js', ['cobol'], 'unknown client cobol'],
   ['scripts/bench/index.js', ['--store', 'mysql'], '--store takes sqlite or postgres'],
-  ['scripts/bench/index.js', ['--publish', '--quick'], '--publish is for the whole bench only: not with --quick, --only, --out or --compare'],
+  [
+    'scripts/bench/index.js',
+    ['--publish', '--quick'],
+    '--publish is for the whole bench only: not with --quick, --only, --out or --compare',
+  ],
   ['scripts/bench/soak.js', ['--minutes', '0'], '--minutes takes a whole number from 1, not "0"'],
   ['scripts/bench/stall.js', ['--rows'], '--rows needs a value (N)'],
   ['scripts/bench/profile.js', ['no-such-workload'], /^unknown workload no-such-workload; one of token-soap11, /],
@@ -110,7 +125,7 @@ test('`-- --help` is an argument, not the option: shadow-report tries to read a 
   expect([r.status, r.stdout, r.stderr]).toEqual([1, '', 'error: cannot read --help: no such file\n']);
 });
 
-test('docs/operations-commands.md shows each command\'s help as --help prints it', () => {
+test("docs/operations-commands.md shows each command's help as --help prints it", () => {
   const doc = fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'operations-commands.md'), 'utf8');
   const missing = COMMANDS.filter((e) => !doc.includes(`\`\`\`text\n${run(e.file, '--help').stdout}\`\`\``)).map((e) => e.command);
   expect(missing).toEqual([]);
@@ -185,4 +200,3 @@ describe('the parser', () => {
     );
   });
 });
-

@@ -26,7 +26,11 @@ describe('the command line, from a build', () => {
   test('--list names the cases', async () => {
     const r = await run('--list', '--only', 'framing/http10/');
     expect(r.status).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(buildCorpus().filter((c) => c.name.startsWith('framing/http10/')).map((c) => c.name));
+    expect(r.stdout.trim().split('\n')).toEqual(
+      buildCorpus()
+        .filter((c) => c.name.startsWith('framing/http10/'))
+        .map((c) => c.name),
+    );
   });
 
   test('a recording replayed against the service: HTTP/1.0 and 1.1, every case agreeing, exit 0', async () => {

@@ -64,7 +64,15 @@ test('defaults', () => {
       globalPerDay: 5000,
       redisUrl: null,
       redisKeyPrefix: 'asmx:sms:',
-      http: { url: '', method: 'POST', headers: {}, body: '{"to":"{phone}","message":"{message}"}', format: 'json', timeoutMs: 10000, idempotencyHeader: 'Idempotency-Key' },
+      http: {
+        url: '',
+        method: 'POST',
+        headers: {},
+        body: '{"to":"{phone}","message":"{message}"}',
+        format: 'json',
+        timeoutMs: 10000,
+        idempotencyHeader: 'Idempotency-Key',
+      },
     },
     shadow: null,
     settingsRead: [],
@@ -83,7 +91,15 @@ test('SETTINGS is every name loadConfig reads, and it reads every one of them', 
   // Between them these reach every branch: the defaults, the Twilio preset (which replaces the HTTP
   // gateway's settings), shadowing on.
   loadConfig(recording({}));
-  loadConfig(recording({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }));
+  loadConfig(
+    recording({
+      SMS_GATEWAY: 'twilio',
+      TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: 't',
+      TWILIO_FROM: '+15005550006',
+      SMS_DEFAULT_REGION: 'IQ',
+    }),
+  );
   loadConfig(recording({ SHADOW_URL: 'http://legacy/' }));
   expect([...read].sort()).toEqual([...SETTINGS].sort());
   expect(new Set(SETTINGS).size).toBe(SETTINGS.length);
@@ -100,13 +116,25 @@ test("the README's settings table names every setting, and only settings", () =>
 });
 
 test('ADMIN_PORT equal to PORT is refused where the two listeners would meet, taken where they cannot', () => {
-  const clash = /^ADMIN_PORT must differ from PORT \(both 8080, on 127\.0\.0\.1 and 0\.0\.0\.0\): the admin listener needs a port of its own \(ADMIN_PORT=0 turns it off\)$/;
+  const clash =
+    /^ADMIN_PORT must differ from PORT \(both 8080, on 127\.0\.0\.1 and 0\.0\.0\.0\): the admin listener needs a port of its own \(ADMIN_PORT=0 turns it off\)$/;
   expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080' })).toThrow(clash);
-  for (const [host, adminHost] of [['0.0.0.0', '0.0.0.0'], ['::', '127.0.0.1'], ['127.0.0.1', '0.0.0.0'], ['localhost', 'localhost'], ['::', '::1']]) {
-    expect(() => loadConfig({ PORT: '9000', ADMIN_PORT: '9000', HOST: host!, ADMIN_HOST: adminHost! })).toThrow(/^ADMIN_PORT must differ from PORT/);
+  for (const [host, adminHost] of [
+    ['0.0.0.0', '0.0.0.0'],
+    ['::', '127.0.0.1'],
+    ['127.0.0.1', '0.0.0.0'],
+    ['localhost', 'localhost'],
+    ['::', '::1'],
+  ]) {
+    expect(() => loadConfig({ PORT: '9000', ADMIN_PORT: '9000', HOST: host!, ADMIN_HOST: adminHost! })).toThrow(
+      /^ADMIN_PORT must differ from PORT/,
+    );
   }
   // Two addresses of the machine, or IPv4's wildcard and an IPv6 address, may share a port; 0 is no admin listener, or any free port.
-  for (const [host, adminHost] of [['10.0.0.5', '127.0.0.1'], ['0.0.0.0', '::1']]) {
+  for (const [host, adminHost] of [
+    ['10.0.0.5', '127.0.0.1'],
+    ['0.0.0.0', '::1'],
+  ]) {
     expect(loadConfig({ PORT: '9000', ADMIN_PORT: '9000', HOST: host!, ADMIN_HOST: adminHost! }).adminPort).toBe(9000);
   }
   expect(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).adminPort).toBe(0);
@@ -114,20 +142,29 @@ test('ADMIN_PORT equal to PORT is refused where the two listeners would meet, ta
 
 test('ADMIN_ALLOWED_HOSTS: host names as a Host header gives them (any case, a final dot), none by default', () => {
   expect(loadConfig({}).adminAllowedHosts).toEqual([]);
-  expect(loadConfig({ ADMIN_ALLOWED_HOSTS: ' Console.School.Example. , metrics_node.internal,,console.school.example,10.0.0.5,[::1]' }).adminAllowedHosts).toEqual([
-    'console.school.example',
-    'metrics_node.internal',
-    '10.0.0.5',
-    '::1',
-  ]);
+  expect(
+    loadConfig({ ADMIN_ALLOWED_HOSTS: ' Console.School.Example. , metrics_node.internal,,console.school.example,10.0.0.5,[::1]' })
+      .adminAllowedHosts,
+  ).toEqual(['console.school.example', 'metrics_node.internal', '10.0.0.5', '::1']);
 });
 
 test('SMS settings are read and normalised; Twilio is the HTTP gateway with its preset', () => {
-  const c = loadConfig({ SMS_DEFAULT_REGION: 'iq', SMS_ALLOWED_COUNTRIES: 'IQ, jo', SMS_HTTP_HEADERS: '{"X-Key":"k"}', REDIS_URL: 'redis://127.0.0.1:6379/2' });
+  const c = loadConfig({
+    SMS_DEFAULT_REGION: 'iq',
+    SMS_ALLOWED_COUNTRIES: 'IQ, jo',
+    SMS_HTTP_HEADERS: '{"X-Key":"k"}',
+    REDIS_URL: 'redis://127.0.0.1:6379/2',
+  });
   expect(c.sms).toMatchObject({ defaultRegion: 'IQ', allowedCountries: ['IQ', 'JO'], redisUrl: 'redis://127.0.0.1:6379/2' });
   expect(c.sms.http.headers).toEqual({ 'X-Key': 'k' });
   const sid = `AC${'a1'.repeat(16)}`;
-  const twilio = loadConfig({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok', TWILIO_FROM: '+15005550006', SMS_DEFAULT_REGION: 'IQ' }).sms.http;
+  const twilio = loadConfig({
+    SMS_GATEWAY: 'twilio',
+    TWILIO_ACCOUNT_SID: sid,
+    TWILIO_AUTH_TOKEN: 'tok',
+    TWILIO_FROM: '+15005550006',
+    SMS_DEFAULT_REGION: 'IQ',
+  }).sms.http;
   expect(twilio).toEqual({
     url: `https://api.twilio.com/2010-04-01/Accounts/${sid}/Messages.json`,
     method: 'POST',
@@ -167,14 +204,24 @@ test('shadow settings', () => {
     logExamples: 10,
     include: new Set(),
   });
-  const c = loadConfig({ SHADOW_URL: 'https://iis', SHADOW_MODE: 'Legacy-First', SHADOW_SAMPLE: '0.25', SHADOW_INCLUDE: 'authcode', SHADOW_LOG: '', SHADOW_QUEUE: '0' });
+  const c = loadConfig({
+    SHADOW_URL: 'https://iis',
+    SHADOW_MODE: 'Legacy-First',
+    SHADOW_SAMPLE: '0.25',
+    SHADOW_INCLUDE: 'authcode',
+    SHADOW_LOG: '',
+    SHADOW_QUEUE: '0',
+  });
   expect(c.shadow).toMatchObject({ mode: 'legacy-first', sample: 0.25, include: new Set(['AuthCode']), log: null, queue: 0 });
   // The other settings are checked even while shadowing is off, so a typo shows before it is needed.
   expect(() => loadConfig({ SHADOW_SAMPLE: '2' })).toThrow(/^SHADOW_SAMPLE /);
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://b/x/' }).shadow?.secondaryUrl).toBe('http://b/x');
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_QUEUE_BYTES: '8388608' }).shadow?.queueBytes).toBe(8 * 1024 * 1024);
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16' }).shadow?.pipeline).toBe(16);
-  expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_LOG_MAX_BYTES: '1048576', SHADOW_LOG_KEEP_FREE: '4194304', SHADOW_LOG_EXAMPLES: '1' }).shadow).toMatchObject({
+  expect(
+    loadConfig({ SHADOW_URL: 'http://a/', SHADOW_LOG_MAX_BYTES: '1048576', SHADOW_LOG_KEEP_FREE: '4194304', SHADOW_LOG_EXAMPLES: '1' })
+      .shadow,
+  ).toMatchObject({
     logMaxBytes: 1024 * 1024,
     logKeepFree: 4 * 1024 * 1024,
     logExamples: 1,
@@ -202,7 +249,9 @@ test('the connection cap: MAX_CONNECTIONS_PER_ADDRESS (0: off) and CONNECTION_LI
 
 test('operations settings', () => {
   expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
-  expect(loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500', DRAIN_DELAY_MS: '5000' })).toMatchObject({
+  expect(
+    loadConfig({ WORKERS: '3', LOG_LEVEL: 'DEBUG', ADMIN_PORT: '0', SHUTDOWN_TIMEOUT_MS: '2500', DRAIN_DELAY_MS: '5000' }),
+  ).toMatchObject({
     workers: 3,
     logLevel: 'debug',
     adminPort: 0,
@@ -214,8 +263,20 @@ test('operations settings', () => {
 });
 
 test('values are read and normalised', () => {
-  const c = loadConfig({ PORT: '9000', BASE_PATH: '/StudentService/', PUBLIC_URL: 'https://school.example/StudentService/', TRUST_PROXY: 'true', XML_NAMESPACE: 'urn:school:v1' });
-  expect(c).toMatchObject({ port: 9000, basePath: '/StudentService', publicUrl: 'https://school.example/StudentService', trustProxy: true, xmlNamespace: 'urn:school:v1' });
+  const c = loadConfig({
+    PORT: '9000',
+    BASE_PATH: '/StudentService/',
+    PUBLIC_URL: 'https://school.example/StudentService/',
+    TRUST_PROXY: 'true',
+    XML_NAMESPACE: 'urn:school:v1',
+  });
+  expect(c).toMatchObject({
+    port: 9000,
+    basePath: '/StudentService',
+    publicUrl: 'https://school.example/StudentService',
+    trustProxy: true,
+    xmlNamespace: 'urn:school:v1',
+  });
 });
 
 test.each([
@@ -226,7 +287,10 @@ test.each([
   [{ PUBLIC_URL: 'ftp://x' }, /^PUBLIC_URL /],
   [{ PUBLIC_URL: 'nope' }, /^PUBLIC_URL /],
   [{ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY /],
-  [{ DATABASE_URL: 'mysql://u:secret@h/db' }, /^DATABASE_URL must be a URL such as postgres:\/\/user:password@host:5432\/database \(scheme postgres or postgresql\), got the scheme "mysql"$/],
+  [
+    { DATABASE_URL: 'mysql://u:secret@h/db' },
+    /^DATABASE_URL must be a URL such as postgres:\/\/user:password@host:5432\/database \(scheme postgres or postgresql\), got the scheme "mysql"$/,
+  ],
   [{ DATABASE_URL: 'postgress://u:secret@h/db' }, /^DATABASE_URL must be a URL .*, got the scheme "postgress"$/],
   [{ DATABASE_URL: 'u:secret@h/db' }, /^DATABASE_URL must be a URL .*, got the scheme "u"$/],
   [{ DATABASE_URL: '//u:secret@h/db' }, /^DATABASE_URL must be a URL .*, got a value that is not a URL$/],
@@ -238,7 +302,10 @@ test.each([
   [{ REQUEST_TIMEOUT_MS: '-1' }, /^REQUEST_TIMEOUT_MS /],
   [{ HEADERS_TIMEOUT_MS: '0' }, /^HEADERS_TIMEOUT_MS must be a whole number/],
   [{ HEADERS_TIMEOUT_MS: '40000' }, /^HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS \(30000\), got "40000"$/],
-  [{ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }, /^HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS \(10000\)/],
+  [
+    { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' },
+    /^HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS \(10000\)/,
+  ],
   [{ MAX_CONNECTIONS_PER_ADDRESS: '-1' }, /^MAX_CONNECTIONS_PER_ADDRESS must be a whole number from 0/],
   [{ MAX_CONNECTIONS_PER_ADDRESS: 'lots' }, /^MAX_CONNECTIONS_PER_ADDRESS /],
   [{ CONNECTION_LIMIT_EXEMPT: 'the-proxy' }, /^CONNECTION_LIMIT_EXEMPT must be IP addresses or CIDR ranges/],
@@ -246,7 +313,10 @@ test.each([
   [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
   [{ ADMIN_PORT: '-1' }, /^ADMIN_PORT /],
   [{ ADMIN_HOST: '' }, /^ADMIN_HOST /],
-  [{ ADMIN_ALLOWED_HOSTS: 'https://console.school.example' }, /^ADMIN_ALLOWED_HOSTS must be host names such as console\.school\.example,localhost \(no scheme, port or path\), got "https:\/\/console\.school\.example"$/],
+  [
+    { ADMIN_ALLOWED_HOSTS: 'https://console.school.example' },
+    /^ADMIN_ALLOWED_HOSTS must be host names such as console\.school\.example,localhost \(no scheme, port or path\), got "https:\/\/console\.school\.example"$/,
+  ],
   [{ ADMIN_ALLOWED_HOSTS: 'localhost,console.school.example:8443' }, /^ADMIN_ALLOWED_HOSTS .*got "console\.school\.example:8443"$/],
   [{ ADMIN_ALLOWED_HOSTS: '*.school.example' }, /^ADMIN_ALLOWED_HOSTS .*got "\*\.school\.example"$/],
   [{ ADMIN_ALLOWED_HOSTS: 'console.school.example/console' }, /^ADMIN_ALLOWED_HOSTS /],
@@ -278,10 +348,19 @@ test.each([
   [{ SMS_HTTP_METHOD: 'DELETE' }, /^SMS_HTTP_METHOD /],
   [{ SMS_HTTP_FORMAT: 'xml' }, /^SMS_HTTP_FORMAT /],
   [{ SMS_HTTP_BODY: '{"to":{phone}}' }, /^SMS_HTTP_BODY must be JSON/],
-  [{ SMS_HTTP_HEADERS: '{"X-Key": 42, "secret": "s3cr3t"}' }, /^SMS_HTTP_HEADERS must be a JSON object of strings, such as \{"Authorization":"Bearer \.\.\."\}$/],
-  [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_FROM: '+15005550006' }, /^TWILIO_AUTH_TOKEN must be set when SMS_GATEWAY=twilio$/],
+  [
+    { SMS_HTTP_HEADERS: '{"X-Key": 42, "secret": "s3cr3t"}' },
+    /^SMS_HTTP_HEADERS must be a JSON object of strings, such as \{"Authorization":"Bearer \.\.\."\}$/,
+  ],
+  [
+    { SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_FROM: '+15005550006' },
+    /^TWILIO_AUTH_TOKEN must be set when SMS_GATEWAY=twilio$/,
+  ],
   [{ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: 'nope', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1' }, /^TWILIO_ACCOUNT_SID /],
-  [{ REDIS_URL: 'http://u:secret@127.0.0.1:6379' }, /^REDIS_URL must be a URL such as redis:\/\/127\.0\.0\.1:6379 \(scheme redis or rediss\), got the scheme "http"$/],
+  [
+    { REDIS_URL: 'http://u:secret@127.0.0.1:6379' },
+    /^REDIS_URL must be a URL such as redis:\/\/127\.0\.0\.1:6379 \(scheme redis or rediss\), got the scheme "http"$/,
+  ],
   [{ REDIS_URL: 'redis://u:sec ret@127.0.0.1' }, /^REDIS_URL must be a URL .*, got an address that is not a URL$/],
   [{ SHADOW_URL: 'legacy-host' }, /^SHADOW_URL must be an absolute URL/],
   [{ SHADOW_URL: 'ftp://legacy' }, /^SHADOW_URL /],
@@ -289,7 +368,10 @@ test.each([
   [{ SHADOW_CONCURRENCY: '0' }, /^SHADOW_CONCURRENCY /],
   [{ SHADOW_PIPELINE: '0' }, /^SHADOW_PIPELINE /],
   [{ SHADOW_PIPELINE: '65' }, /^SHADOW_PIPELINE /],
-  [{ SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16', SHADOW_INCLUDE: 'AuthCode' }, /^SHADOW_PIPELINE above 1 cannot be used with SHADOW_INCLUDE/],
+  [
+    { SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16', SHADOW_INCLUDE: 'AuthCode' },
+    /^SHADOW_PIPELINE above 1 cannot be used with SHADOW_INCLUDE/,
+  ],
   [{ SHADOW_SAMPLE: '-0.5' }, /^SHADOW_SAMPLE /],
   [{ SHADOW_SAMPLE: 'half' }, /^SHADOW_SAMPLE /],
   [{ SHADOW_TIMEOUT_MS: '0' }, /^SHADOW_TIMEOUT_MS /],
@@ -316,7 +398,11 @@ test('the server, as built, exits 1 with one clear line on a bad value', () => {
   const out = fs.mkdtempSync(path.join(root, '.test-build-'));
   try {
     execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
-    const r = spawnSync(process.execPath, [path.join(out, 'src', 'main.js')], { cwd: root, env: { ...process.env, PORT: 'x' }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [path.join(out, 'src', 'main.js')], {
+      cwd: root,
+      env: { ...process.env, PORT: 'x' },
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toEqual(['error: PORT must be a whole number from 0 to 65535, got "x"']);
   } finally {

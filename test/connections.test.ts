@@ -171,7 +171,9 @@ test('WORKERS=2: the primary caps the address across both workers, and a worker 
 
 test('CONNECTION_LIMIT_EXEMPT: a listed address (the proxy in front) is never capped; others still are', async () => {
   const s = await capped({ MAX_CONNECTIONS_PER_ADDRESS: '5', CONNECTION_LIMIT_EXEMPT: `10.0.0.0/8,${ATTACKER}` });
-  expect(s.lines.find((l) => l.msg.startsWith('listening on '))!.msg).toContain(`connections per address not capped for 10.0.0.0/8, ${ATTACKER}`);
+  expect(s.lines.find((l) => l.msg.startsWith('listening on '))!.msg).toContain(
+    `connections per address not capped for 10.0.0.0/8, ${ATTACKER}`,
+  );
   const proxy = attacker(s, ATTACKER);
   const other = attacker(s, OTHER);
   await proxy.connect(20);
@@ -182,7 +184,7 @@ test('CONNECTION_LIMIT_EXEMPT: a listed address (the proxy in front) is never ca
   expect(await metric(s, REFUSED)).toBe(15);
 }, 60_000);
 
-test('HEADERS_TIMEOUT_MS: headers still arriving after it get http.sys\'s 408, long before REQUEST_TIMEOUT_MS; a slow body and an idle keep-alive connection do not', async () => {
+test("HEADERS_TIMEOUT_MS: headers still arriving after it get http.sys's 408, long before REQUEST_TIMEOUT_MS; a slow body and an idle keep-alive connection do not", async () => {
   const s = await service({ env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '60000' } });
   const started = Date.now();
   const answer = await new Promise<string>((resolve) => {
@@ -212,7 +214,9 @@ test('HEADERS_TIMEOUT_MS: headers still arriving after it get http.sys\'s 408, l
     socket.on('data', (d) => (got += d.toString('latin1')));
     socket.on('error', () => undefined);
     socket.once('close', () => resolve(got));
-    socket.write(`POST /PushNotificationMobile.asmx/GetTokenDevice HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /PushNotificationMobile.asmx/GetTokenDevice HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     let at = 0;
     const timer = setInterval(() => {
       socket.write(body[at++]!);
@@ -238,7 +242,8 @@ test('HEADERS_TIMEOUT_MS: headers still arriving after it get http.sys\'s 408, l
 }, 40_000);
 
 describe('the count (transport/connection-cap.ts)', () => {
-  const limits = (perAddress: number, exempt = '') => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: String(perAddress), CONNECTION_LIMIT_EXEMPT: exempt }).connections;
+  const limits = (perAddress: number, exempt = '') =>
+    loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: String(perAddress), CONNECTION_LIMIT_EXEMPT: exempt }).connections;
 
   test('per address, an IPv4-mapped peer as its IPv4 address, an IPv6 peer by its /64; released once, however often told', () => {
     let refused = 0;
@@ -270,7 +275,8 @@ describe('the count (transport/connection-cap.ts)', () => {
 
   test('0 turns the cap off (connections are still counted); an exempt range is never refused; by default a proxy on this machine is exempt', () => {
     const off = new ConnectionCap(limits(0), () => undefined);
-    const admitted = (cap: ConnectionCap, address: string, times: number) => Array.from({ length: times }, () => cap.admit(address)).filter((t) => t !== null).length;
+    const admitted = (cap: ConnectionCap, address: string, times: number) =>
+      Array.from({ length: times }, () => cap.admit(address)).filter((t) => t !== null).length;
     expect(admitted(off, '192.0.2.1', 1000)).toBe(1000);
     expect(off.open).toBe(1000);
     const cap = new ConnectionCap(limits(1, '10.0.0.0/8'), () => undefined);

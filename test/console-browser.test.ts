@@ -68,7 +68,8 @@ describeBrowser('the console in chromium', () => {
   });
 
   test('shows the traffic, the SMS and a forced difference side by side, within seconds', async () => {
-    for (const id of ['dev-1001', 'dev-1002', 'dev-1002']) expect((await request(service.port, `/PushNotificationMobile.asmx/GetTokenDevice?id=${id}`)).status).toBe(200);
+    for (const id of ['dev-1001', 'dev-1002', 'dev-1002'])
+      expect((await request(service.port, `/PushNotificationMobile.asmx/GetTokenDevice?id=${id}`)).status).toBe(200);
     expect((await request(service.port, '/AboutUs.asmx/GetAboutUs')).status).toBe(200);
     const auth = await request(service.port, '/AuthCodeSending.asmx/AuthCode', {
       method: 'POST',
@@ -84,7 +85,9 @@ describeBrowser('the console in chromium', () => {
       'the console shows the difference',
       async () => {
         await page.goto(url);
-        return (await page.locator('.difference').count()) > 0 && (await page.locator('#shadow-totals').innerText()).startsWith('4 compared');
+        return (
+          (await page.locator('.difference').count()) > 0 && (await page.locator('#shadow-totals').innerText()).startsWith('4 compared')
+        );
       },
       15_000,
     );

@@ -38,7 +38,9 @@ test('the console reads only the metrics it shows: reading every collector would
 });
 
 test('the metrics text is read back: labels (escaped values too), +Inf, comments skipped', () => {
-  const s = parseMetrics(['# HELP x y', '# TYPE x counter', 'x{a="1",b="q\\"uo\\\\te\\n"} 3', 'y 4.5', 'h_bucket{le="+Inf"} 7', 'bad line here'].join('\n'));
+  const s = parseMetrics(
+    ['# HELP x y', '# TYPE x counter', 'x{a="1",b="q\\"uo\\\\te\\n"} 3', 'y 4.5', 'h_bucket{le="+Inf"} 7', 'bad line here'].join('\n'),
+  );
   expect(s).toEqual([
     { name: 'x', labels: { a: '1', b: 'q"uo\\te\n' }, value: 3 },
     { name: 'y', labels: {}, value: 4.5 },
@@ -83,7 +85,11 @@ describe('history', () => {
     const h = new History();
     const hist = (n: number, fast: number) =>
       parseMetrics(
-        [`asmx_request_duration_seconds_bucket{operation="a",binding="b",le="0.001"} ${fast}`, `asmx_request_duration_seconds_bucket{operation="a",binding="b",le="0.1"} ${n}`, `asmx_request_duration_seconds_bucket{operation="a",binding="b",le="+Inf"} ${n}`].join('\n'),
+        [
+          `asmx_request_duration_seconds_bucket{operation="a",binding="b",le="0.001"} ${fast}`,
+          `asmx_request_duration_seconds_bucket{operation="a",binding="b",le="0.1"} ${n}`,
+          `asmx_request_duration_seconds_bucket{operation="a",binding="b",le="+Inf"} ${n}`,
+        ].join('\n'),
       );
     h.record(hist(0, 0), T0);
     h.record(hist(100, 98), T0 + MIN);
@@ -122,7 +128,13 @@ function view(over: Partial<ConsoleView> = {}, env: Record<string, string> = {})
     samples: [],
     // AuthCode has effects: never copied, so not in the coverage.
     history: traffic({ GetTokenDevice: [1000, 1000], GetAboutUs: [200, 199], AuthCode: [50, 0] }),
-    sms: { notSending: undefined, counts: { pending: 0, delivered: 3, failed: 0, expired: 0 }, oldestPending: null, failures: [], storeError: null },
+    sms: {
+      notSending: undefined,
+      counts: { pending: 0, delivered: 3, failed: 0, expired: 0 },
+      oldestPending: null,
+      failures: [],
+      storeError: null,
+    },
     shadow: { totals: { since: new Date(T0).toISOString(), compared: 1234, real: 0, noise: 0 }, latest: [] },
     ...over,
   };
@@ -164,7 +176,13 @@ describe('the verdict', () => {
     const blocked = judge(
       view({
         ready: { ready: false, reason: 'store: gone' },
-        sms: { notSending: 'SMS: codes are queued, not sent', counts: null, oldestPending: new Date(T0 + 3 * 86_400_000 - 5 * MIN).toISOString(), failures: [], storeError: null },
+        sms: {
+          notSending: 'SMS: codes are queued, not sent',
+          counts: null,
+          oldestPending: new Date(T0 + 3 * 86_400_000 - 5 * MIN).toISOString(),
+          failures: [],
+          storeError: null,
+        },
         shadow: { totals: { since: new Date(T0).toISOString(), compared: 50, real: 2, noise: 7 }, latest: [] },
         history: traffic({ GetTokenDevice: [60, 50] }),
       }),
@@ -179,7 +197,9 @@ describe('the verdict', () => {
       'SMS: codes are queued, not sent.',
       'A code has waited 5 minutes to be sent: sending is behind.',
     ]);
-    expect(judge(view({ shadow: null })).blockers).toEqual(["Shadowing is off (SHADOW_URL unset): nothing shows the answers are the legacy host's."]);
+    expect(judge(view({ shadow: null })).blockers).toEqual([
+      "Shadowing is off (SHADOW_URL unset): nothing shows the answers are the legacy host's.",
+    ]);
   });
 });
 
@@ -206,7 +226,20 @@ describe('the page', () => {
           notSending: undefined,
           counts: { pending: 1, delivered: 0, failed: 1, expired: 0 },
           oldestPending: null,
-          failures: [{ id: 7, phone: '+9647701234567', status: 'failed', attempts: 5, createdAt: '', nextAttemptAt: null, deliveredAt: null, failedAt: '2026-01-01T00:00:00Z', lastError: `HTTP 400: bad number 9647701234567 ${hostile}`, hasCode: false }],
+          failures: [
+            {
+              id: 7,
+              phone: '+9647701234567',
+              status: 'failed',
+              attempts: 5,
+              createdAt: '',
+              nextAttemptAt: null,
+              deliveredAt: null,
+              failedAt: '2026-01-01T00:00:00Z',
+              lastError: `HTTP 400: bad number 9647701234567 ${hostile}`,
+              hasCode: false,
+            },
+          ],
           storeError: null,
         },
       }),
@@ -221,7 +254,11 @@ describe('the page', () => {
   });
 
   test('copies dropped are shown by reason (sampled, queue, bytes, answers over the cap), with the bytes held now', () => {
-    const sample = (labels: Record<string, string>, value: number) => ({ name: 'asmx_shadow_exchanges_total', labels: { operation: 'GetTokenDevice', binding: 'httppost', ...labels }, value });
+    const sample = (labels: Record<string, string>, value: number) => ({
+      name: 'asmx_shadow_exchanges_total',
+      labels: { operation: 'GetTokenDevice', binding: 'httppost', ...labels },
+      value,
+    });
     const samples = [
       sample({ outcome: 'match' }, 10),
       sample({ outcome: 'dropped', reason: 'sampled' }, 40),
@@ -231,7 +268,9 @@ describe('the page', () => {
       { name: 'asmx_shadow_held_bytes', labels: {}, value: 6 * 1048576 },
     ];
     const html = renderPage(view({ samples }, { SHADOW_QUEUE_BYTES: String(8 * 1048576) }));
-    expect(html).toMatch(/<span id="shadow-dropped">1,163 dropped \(40 sampled while the copier was behind, 2 SHADOW_QUEUE full, 1,118 over SHADOW_QUEUE_BYTES, 3 answer over the cap, not compared\)<\/span>; copies held now: 6\.0 MiB \(at most 8\.0 MiB a process\)/);
+    expect(html).toMatch(
+      /<span id="shadow-dropped">1,163 dropped \(40 sampled while the copier was behind, 2 SHADOW_QUEUE full, 1,118 over SHADOW_QUEUE_BYTES, 3 answer over the cap, not compared\)<\/span>; copies held now: 6\.0 MiB \(at most 8\.0 MiB a process\)/,
+    );
     expect(renderPage(view())).toMatch(/<span id="shadow-dropped">0 dropped<\/span>/);
   });
 });
@@ -248,7 +287,11 @@ describe('on the admin listener', () => {
     store,
   });
   beforeAll(async () => {
-    server = createAdminServer({ metrics: async () => ({ contentType: 'text/plain', body: metricsText }), readiness: async () => ({ ready: true }), console: cutover });
+    server = createAdminServer({
+      metrics: async () => ({ contentType: 'text/plain', body: metricsText }),
+      readiness: async () => ({ ready: true }),
+      console: cutover,
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -261,7 +304,9 @@ describe('on the admin listener', () => {
   test('/console with its CSP (no script, nothing inline), its style sheet, / leading to it', async () => {
     const page = await fetch(`${base}/console`);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    expect(page.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
     const html = await page.text();
     expect(html).toContain('<link rel="stylesheet" href="/console.css">');
     expect(html).not.toMatch(/<script|style="|\son[a-z]+=/i);

@@ -24,7 +24,7 @@ function wellFormed(xml: string): void {
 }
 
 type Config = { configuration: { 'system.webServer': Record<string, unknown>[] } };
-const webServer = async (file: string) => (await parseStringPromise(read(file)) as Config).configuration['system.webServer'][0]!;
+const webServer = async (file: string) => ((await parseStringPromise(read(file))) as Config).configuration['system.webServer'][0]!;
 
 interface Rule {
   $: { name: string };
@@ -86,7 +86,10 @@ describe('iis/httpplatform/web.config (HttpPlatformHandler)', () => {
 
   test('starts the build with node and gives it the port IIS chose', async () => {
     const platform = await httpPlatform();
-    expect(platform.$).toMatchObject({ processPath: 'C:\\Program Files\\nodejs\\node.exe', arguments: '--max-semi-space-size=2 dist\\src\\main.js' });
+    expect(platform.$).toMatchObject({
+      processPath: 'C:\\Program Files\\nodejs\\node.exe',
+      arguments: '--max-semi-space-size=2 dist\\src\\main.js',
+    });
     expect(fs.existsSync(path.join(PROJECT_ROOT, 'src', 'main.ts'))).toBe(true);
     const env = await platformEnv();
     expect(env).toMatchObject({ PORT: '%HTTP_PLATFORM_PORT%', HOST: '127.0.0.1' });
@@ -104,17 +107,44 @@ describe('iis/httpplatform/web.config (HttpPlatformHandler)', () => {
 
 describe("IIS's access log: no query string, so no AuthCode code or phone (issue 30, rule 6)", () => {
   /** IIS's names for the W3C log fields (logExtFileFlags). */
-  const IIS_FIELDS = ['Date', 'Time', 'ClientIP', 'UserName', 'SiteName', 'ComputerName', 'ServerIP', 'Method', 'UriStem', 'UriQuery', 'HttpStatus', 'Win32Status', 'BytesSent', 'BytesRecv', 'TimeTaken', 'ServerPort', 'UserAgent', 'Cookie', 'Referer', 'ProtocolVersion', 'Host', 'HttpSubStatus'];
+  const IIS_FIELDS = [
+    'Date',
+    'Time',
+    'ClientIP',
+    'UserName',
+    'SiteName',
+    'ComputerName',
+    'ServerIP',
+    'Method',
+    'UriStem',
+    'UriQuery',
+    'HttpStatus',
+    'Win32Status',
+    'BytesSent',
+    'BytesRecv',
+    'TimeTaken',
+    'ServerPort',
+    'UserAgent',
+    'Cookie',
+    'Referer',
+    'ProtocolVersion',
+    'Host',
+    'HttpSubStatus',
+  ];
   const script = () => read('iis/access-log.cmd');
   /** The fields each appcmd line of `text` sets for a site, and where it commits them. */
   const settings = (text: string) =>
-    [...text.matchAll(/appcmd\.exe set config -section:system\.applicationHost\/sites "\/\[name='([^']+)'\]\.logFile\.logExtFileFlags:([^"]*)" \/commit:(\w+)/g)].map((m) => ({
+    [
+      ...text.matchAll(
+        /appcmd\.exe set config -section:system\.applicationHost\/sites "\/\[name='([^']+)'\]\.logFile\.logExtFileFlags:([^"]*)" \/commit:(\w+)/g,
+      ),
+    ].map((m) => ({
       site: m[1],
       fields: m[2]!.split(',').map((f) => f.trim()),
       commit: m[3],
     }));
 
-  test('access-log.cmd sets the site\'s log fields in applicationHost.config without the query string, the referer or cookies', () => {
+  test("access-log.cmd sets the site's log fields in applicationHost.config without the query string, the referer or cookies", () => {
     const [set, ...more] = settings(script());
     expect(more).toEqual([]);
     expect(set).toMatchObject({ site: '%SITE%', commit: 'apphost' });
@@ -155,7 +185,10 @@ describe('systemd/student-info.service', () => {
     // It runs behind the nginx recipes on the same machine, which pass the client's address.
     expect(read('systemd/student-info.env')).toMatch(/^TRUST_PROXY=true$/m);
     // The environment file names only settings the service knows.
-    const names = read('systemd/student-info.env').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split('=')[0]);
+    const names = read('systemd/student-info.env')
+      .split('\n')
+      .filter((l) => /^[A-Z_]+=/.test(l))
+      .map((l) => l.split('=')[0]);
     const readme = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
     for (const name of names) expect([name, readme.includes(`| \`${name}\` |`)]).toEqual([name, true]);
   });

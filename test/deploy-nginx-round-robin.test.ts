@@ -34,7 +34,14 @@ describeRoundRobin('nginx round-robin over two instances (deploy/nginx/round-rob
     // The second instance on the first one's database, as the recipe's two instances share one.
     services.push(await startService({ env: { ...env, SQLITE_PATH: first.dbPath } }));
     port = await freePort();
-    nginx = await runNginx(recipeConf('round-robin', `127.0.0.1:${port}`, services.map((s) => `127.0.0.1:${s.port}`)), port);
+    nginx = await runNginx(
+      recipeConf(
+        'round-robin',
+        `127.0.0.1:${port}`,
+        services.map((s) => `127.0.0.1:${s.port}`),
+      ),
+      port,
+    );
   });
 
   afterAll(async () => {

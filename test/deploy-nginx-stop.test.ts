@@ -48,7 +48,10 @@ async function burst(port: number, prefix: string, clients: number, done: () => 
 /** Resolves once a request through nginx is answered by the instance on `upstream`. */
 async function servedBy(port: number, prefix: string, upstream: number): Promise<void> {
   for (let i = 0; i < 200; i += 1) {
-    const via = await request(port, prefix + TOKEN_PATH).then((r) => String(r.headers['x-upstream']), () => '');
+    const via = await request(port, prefix + TOKEN_PATH).then(
+      (r) => String(r.headers['x-upstream']),
+      () => '',
+    );
     if (via.endsWith(`:${upstream}`)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -88,7 +91,13 @@ describeTwoInstances.each([
   let dbPath: string;
 
   beforeAll(async () => {
-    env = { TRUST_PROXY: 'true', ADMIN_PORT: '0', BASE_PATH: prefix, REDIS_URL, REDIS_KEY_PREFIX: `rrstop:${randomBytes(6).toString('hex')}:` };
+    env = {
+      TRUST_PROXY: 'true',
+      ADMIN_PORT: '0',
+      BASE_PATH: prefix,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `rrstop:${randomBytes(6).toString('hex')}:`,
+    };
     ports = [await freePort(), await freePort()];
     const first = await startService({ env: { ...env, PORT: String(ports[0]) } });
     dbPath = first.dbPath;

@@ -46,7 +46,9 @@ describeNginx.each([
     const locations = [...wsdl.body.matchAll(/location="([^"]+)"/g)].map((m) => m[1]).filter((l) => l.startsWith('http'));
     expect(locations).toEqual(Array(4).fill(`${base}/PushNotificationMobile.asmx`));
     expect(wsdl.headers['content-length']).toBe(String(Buffer.byteLength(wsdl.body)));
-    expect((await request(port, `${basePath}/PushNotificationMobile.asmx?disco`)).body).toContain(`address="${base}/PushNotificationMobile.asmx"`);
+    expect((await request(port, `${basePath}/PushNotificationMobile.asmx?disco`)).body).toContain(
+      `address="${base}/PushNotificationMobile.asmx"`,
+    );
   });
 
   test('SOAP 1.1, SOAP 1.2, HTTP GET and HTTP POST work through it, each with a Content-Length', async () => {
@@ -63,7 +65,11 @@ describeNginx.each([
         body: soapBody('http://www.w3.org/2003/05/soap-envelope', 'http://tempuri.org/'),
       }),
       await request(port, `${p}/GetTokenDevice?id=dev-1001`),
-      await request(port, `${p}/GetTokenDevice`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'id=dev-1001' }),
+      await request(port, `${p}/GetTokenDevice`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'id=dev-1001',
+      }),
     ];
     for (const a of answers) {
       expect([a.status, a.body.includes(TOKEN)]).toEqual([200, true]);
@@ -71,8 +77,15 @@ describeNginx.each([
       expect(a.headers['transfer-encoding']).toBeUndefined();
     }
     // A fault, too, reaches the client unchanged.
-    const fault = await request(port, p, { method: 'POST', headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"urn:none"' }, body: '<x/>' });
-    expect([fault.status, fault.body]).toEqual([500, expect.stringContaining('Server did not recognize the value of HTTP Header SOAPAction: urn:none.')]);
+    const fault = await request(port, p, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"urn:none"' },
+      body: '<x/>',
+    });
+    expect([fault.status, fault.body]).toEqual([
+      500,
+      expect.stringContaining('Server did not recognize the value of HTTP Header SOAPAction: urn:none.'),
+    ]);
   });
 
   test("the help page's test form posts to nginx's address and answers", async () => {
@@ -80,7 +93,11 @@ describeNginx.each([
     const action = /<form target="_blank" action='([^']+)' method="POST">/.exec(page.body)![1]!;
     expect(action).toBe(`${base}/PushNotificationMobile.asmx/GetTokenDevice`);
     const url = new URL(action);
-    const answer = await request(Number(url.port), url.pathname, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'id=dev-1001' });
+    const answer = await request(Number(url.port), url.pathname, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'id=dev-1001',
+    });
     expect([answer.status, answer.body.includes(TOKEN)]).toEqual([200, true]);
   });
 
@@ -123,9 +140,17 @@ describeNginx.each([
     ];
     const headers = { 'User-Agent': 'access-log-check' };
     for (const p of asked) expect([p, (await request(port, p, { headers })).status]).toEqual([p, expect.any(Number)]);
-    await request(port, auth, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' }, body: query });
+    await request(port, auth, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: query,
+    });
     // nginx writes a request's line once its answer is sent, which may be after the client has read it.
-    const lines = () => nginx.accessLogs().split('\n').filter((l) => l.includes('"access-log-check"'));
+    const lines = () =>
+      nginx
+        .accessLogs()
+        .split('\n')
+        .filter((l) => l.includes('"access-log-check"'));
     for (let i = 0; i < 200 && lines().length < asked.length + 1; i++) await new Promise((r) => setTimeout(r, 25));
     const logged = lines();
     expect(logged).toHaveLength(asked.length + 1);

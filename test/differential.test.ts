@@ -46,7 +46,27 @@ describe('the generator', () => {
     expect(new Set(all.map((g) => g.binding))).toEqual(new Set(['soap11', 'soap12', 'get', 'post', 'page']));
     expect(new Set(all.map((g) => g.c.method))).toEqual(new Set(['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'FOO']));
     const texts = all.map(wire).join('\n');
-    for (const piece of ['charset=utf-16', 'charset=windows-1256', 'charset=iso-8859-1', 'charset=x-no-such-charset', 'SOAPAction: "http', 'action=', '<soap:Header', '<s:Envelope', '<SOAP-ENV:Envelope', 'xsi:nil', '<![CDATA[', '%D8', '😀', '\u200f', '%u', 'HTTP/1.0', '?wsdl', '?disco', '?op=']) {
+    for (const piece of [
+      'charset=utf-16',
+      'charset=windows-1256',
+      'charset=iso-8859-1',
+      'charset=x-no-such-charset',
+      'SOAPAction: "http',
+      'action=',
+      '<soap:Header',
+      '<s:Envelope',
+      '<SOAP-ENV:Envelope',
+      'xsi:nil',
+      '<![CDATA[',
+      '%D8',
+      '😀',
+      '\u200f',
+      '%u',
+      'HTTP/1.0',
+      '?wsdl',
+      '?disco',
+      '?op=',
+    ]) {
       expect([piece, texts.includes(Buffer.from(piece, 'utf8').toString('latin1'))]).toEqual([piece, true]);
     }
     // values from empty to thousands of characters
@@ -88,7 +108,14 @@ describe('a difference no rule covers', () => {
     const a = await startOurs({ XML_NAMESPACE: 'http://tempuri.org/' });
     const b = await startOurs({ XML_NAMESPACE: 'urn:another' });
     try {
-      const report = await runDifferential({ hosts: { legacy: a.base, ours: b.base }, site: SITE, seed: 3, count: 60, concurrency: 4, shrinkKinds: 1 });
+      const report = await runDifferential({
+        hosts: { legacy: a.base, ours: b.base },
+        site: SITE,
+        seed: 3,
+        count: 60,
+        concurrency: 4,
+        shrinkKinds: 1,
+      });
       expect(report.findings.length).toBeGreaterThan(10);
       const text = formatReport(report, 'npm run differential -- --seed 3');
       expect(text).toMatch(/^60 generated requests \(seed 3\): \d+ agree, \d+ differ as a written rule says, \d+ differ otherwise/);
@@ -109,23 +136,34 @@ describeLegacy('against the legacy host', () => {
   test.each([
     ['root-tempuri-all', 39, 1500],
     ['vdir-noslash-netdefault', 40, 500],
-  ] as const)('%s: seed %d, %d generated requests, every difference written down', async (name, seed, count) => {
-    const config = MATRIX.find((c) => c.name === name)!;
-    const legacy = await startLegacyHost(legacyHostDir(), config, await freePort());
-    const ours = await startOurs(envOf(config));
-    try {
-      const report = await runDifferential({ hosts: { legacy: legacy.base, ours: ours.base }, site: config, seed, count, concurrency: 4, shrinkKinds: 4 });
-      const again = `npm run differential -- --config ${name} --seed ${seed}`;
-      if (report.unsteady.length > 0) console.warn(formatReport(report, again));
-      expect(report.findings.map((f) => formatFinding(f, again))).toEqual([]);
-      expect(report.count).toBe(count);
-      // most requests are answered alike: the run compares answers, not two hosts that refuse everything
-      expect(report.agreed).toBeGreaterThan(count * 0.6);
-    } finally {
-      await ours.close();
-      await legacy.stop();
-    }
-  }, 300_000);
+  ] as const)(
+    '%s: seed %d, %d generated requests, every difference written down',
+    async (name, seed, count) => {
+      const config = MATRIX.find((c) => c.name === name)!;
+      const legacy = await startLegacyHost(legacyHostDir(), config, await freePort());
+      const ours = await startOurs(envOf(config));
+      try {
+        const report = await runDifferential({
+          hosts: { legacy: legacy.base, ours: ours.base },
+          site: config,
+          seed,
+          count,
+          concurrency: 4,
+          shrinkKinds: 4,
+        });
+        const again = `npm run differential -- --config ${name} --seed ${seed}`;
+        if (report.unsteady.length > 0) console.warn(formatReport(report, again));
+        expect(report.findings.map((f) => formatFinding(f, again))).toEqual([]);
+        expect(report.count).toBe(count);
+        // most requests are answered alike: the run compares answers, not two hosts that refuse everything
+        expect(report.agreed).toBeGreaterThan(count * 0.6);
+      } finally {
+        await ours.close();
+        await legacy.stop();
+      }
+    },
+    300_000,
+  );
 });
 
 describe('the command, from a build', () => {
@@ -137,7 +175,7 @@ describe('the command, from a build', () => {
       );
     });
 
-  test('--rules prints every rule, Mono\'s own with its reference', async () => {
+  test("--rules prints every rule, Mono's own with its reference", async () => {
     const r = await run('--rules');
     expect(r.status).toBe(0);
     for (const rule of [...MONO_OWN, ...OPEN_RULES, ...NEW_FINDINGS]) expect(r.stdout).toContain(rule.name);

@@ -25,7 +25,16 @@ const ROOT = path.join(__dirname, '..');
 const blocks = documentedBlocks(ROOT);
 const examples = examplesByName(blocks);
 /** Every example this suite runs; the docs' `example:` names must be exactly these. */
-const RUN_HERE = ['express-install', 'express-host', 'express-data', 'express-run', 'readme-import', 'readme-curl', 'import', 'outbox-list'];
+const RUN_HERE = [
+  'express-install',
+  'express-host',
+  'express-data',
+  'express-run',
+  'readme-import',
+  'readme-curl',
+  'import',
+  'outbox-list',
+];
 /** The checkout's files as a clone has them (.gitignore included: npm pack reads it), with this working tree's changes. */
 function checkoutFiles(): string[] {
   const r = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
@@ -59,7 +68,11 @@ function readerEnv(extra: Record<string, string> = {}): Record<string, string> {
 /** Runs a block with bash, stopping at the first command that fails. */
 function sh(text: string, cwd: string, extra: Record<string, string> = {}) {
   const r = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', text], { cwd, env: readerEnv(extra), encoding: 'utf8', timeout: 240_000 });
-  return { status: r.status, stdout: r.stdout, all: `${text}\n-> ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error.message}` : ''}` };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    all: `${text}\n-> ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error.message}` : ''}`,
+  };
 }
 
 function expectRan(r: ReturnType<typeof sh>): void {
@@ -72,25 +85,57 @@ describe('the code blocks of README.md and docs/', () => {
     expect(markingProblems(blocks)).toEqual([]);
     expect([...examples.keys()].sort()).toEqual([...RUN_HERE].sort());
     // A reason that names the suite running the same thing names one that exists.
-    const named = blocks.flatMap((b) => (b.marker?.kind === 'not run' ? [...b.marker.why.matchAll(/test\/[\w.-]+\.test\.ts/g)].map((m) => m[0]) : []));
+    const named = blocks.flatMap((b) =>
+      b.marker?.kind === 'not run' ? [...b.marker.why.matchAll(/test\/[\w.-]+\.test\.ts/g)].map((m) => m[0]) : [],
+    );
     expect(named.filter((f) => !fs.existsSync(path.join(ROOT, f)))).toEqual([]);
   });
 
   test('an unmarked sh or js block, a fence without a language, a name used twice and a reasonless not-run are reported', () => {
     const text = [
-      '<!-- example: one -->', '```sh', 'echo 1', '```',
-      '```sh', 'echo 2', '```',
-      '  <!-- not run: a placeholder host -->', '  ```sh', '  curl http://iis-host/', '  ```',
-      '```', 'output', '```',
-      '```text', 'output', '```',
-      '```mermaid', 'flowchart TB', '```',
-      '<!-- example: one -->', '```js', 'x()', '```',
-      '<!-- not run: -->', '```json', '{}', '```',
-      '```js', 'y()', '```',
+      '<!-- example: one -->',
+      '```sh',
+      'echo 1',
+      '```',
+      '```sh',
+      'echo 2',
+      '```',
+      '  <!-- not run: a placeholder host -->',
+      '  ```sh',
+      '  curl http://iis-host/',
+      '  ```',
+      '```',
+      'output',
+      '```',
+      '```text',
+      'output',
+      '```',
+      '```mermaid',
+      'flowchart TB',
+      '```',
+      '<!-- example: one -->',
+      '```js',
+      'x()',
+      '```',
+      '<!-- not run: -->',
+      '```json',
+      '{}',
+      '```',
+      '```js',
+      'y()',
+      '```',
     ].join('\n');
     const found = codeBlocks('a.md', text);
     expect(found.map((b) => [b.line, b.lang, b.marker?.kind ?? null])).toEqual([
-      [2, 'sh', 'example'], [5, 'sh', null], [9, 'sh', 'not run'], [12, '', null], [15, 'text', null], [18, 'mermaid', null], [22, 'js', 'example'], [26, 'json', 'not run'], [29, 'js', null],
+      [2, 'sh', 'example'],
+      [5, 'sh', null],
+      [9, 'sh', 'not run'],
+      [12, '', null],
+      [15, 'text', null],
+      [18, 'mermaid', null],
+      [22, 'js', 'example'],
+      [26, 'json', 'not run'],
+      [29, 'js', null],
     ]);
     expect(found[2]!.text).toBe('curl http://iis-host/\n');
     expect(markingProblems(found)).toEqual([
@@ -129,13 +174,17 @@ describe('from a checkout, as a reader runs them', () => {
     if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the import commands of docs/import.md and the README, with the reader\'s files (the demo\'s, copied)', () => {
+  test("the import commands of docs/import.md and the README, with the reader's files (the demo's, copied)", () => {
     fs.copyFileSync(path.join(checkout, 'demo', 'students.csv'), path.join(checkout, 'students.csv'));
     fs.copyFileSync(path.join(checkout, 'demo', 'devices.csv'), path.join(checkout, 'devices.csv'));
     // European Excel's export: the same rows, ;-separated (no demo field holds a comma).
     fs.writeFileSync(path.join(checkout, 'export.csv'), fs.readFileSync(path.join(checkout, 'students.csv'), 'utf8').replace(/,/g, ';'));
     // Each command's own line, npm's banner of the script it runs left out.
-    const imported = (r: ReturnType<typeof sh>) => r.stdout.split('\n').filter((l) => !/^(> |$)/.test(l)).map((l) => l.replace(/ in \d+\.\d s$/, ''));
+    const imported = (r: ReturnType<typeof sh>) =>
+      r.stdout
+        .split('\n')
+        .filter((l) => !/^(> |$)/.test(l))
+        .map((l) => l.replace(/ in \d+\.\d s$/, ''));
 
     const page = sh(example('import'), checkout);
     expectRan(page);
@@ -147,11 +196,19 @@ describe('from a checkout, as a reader runs them', () => {
     ]);
     const readme = sh(example('readme-import'), checkout);
     expectRan(readme);
-    expect(imported(readme)).toEqual(['imported 10 students, 7 devices into ./data/student-info.db', 'imported 10 students, 7 devices into ./data/student-info.db']);
+    expect(imported(readme)).toEqual([
+      'imported 10 students, 7 devices into ./data/student-info.db',
+      'imported 10 students, 7 devices into ./data/student-info.db',
+    ]);
   }, 60_000);
 
-  test('npm start, then the README\'s curl calls (each 200 with its answer) and docs/sms.md\'s outbox list', async () => {
-    const service = await startService({ command: ['npm', 'start'], cwd: checkout, fresh: true, env: { SQLITE_PATH: undefined, ADMIN_PORT: '0', HOST: '127.0.0.1' } });
+  test("npm start, then the README's curl calls (each 200 with its answer) and docs/sms.md's outbox list", async () => {
+    const service = await startService({
+      command: ['npm', 'start'],
+      cwd: checkout,
+      fresh: true,
+      env: { SQLITE_PATH: undefined, ADMIN_PORT: '0', HOST: '127.0.0.1' },
+    });
     const start = await service.waitFor((l) => l.msg.startsWith('listening on '));
     try {
       expect(start.msg).toContain(`store SQLite ${path.join(checkout, 'data', 'student-info.db')}: 10 students, 7 devices`);
@@ -165,7 +222,11 @@ describe('from a checkout, as a reader runs them', () => {
       });
       const roster = expect.stringMatching(/<fullName>Ali Hassan<\/fullName>[\s\S]*<fullName>حسين علي<\/fullName>/);
       expect(answers).toEqual([
-        { title: 'SOAP 1.1', status: '200', body: expect.stringContaining('<GetTokenDeviceResult>fcm:demo-token-1001</GetTokenDeviceResult>') },
+        {
+          title: 'SOAP 1.1',
+          status: '200',
+          body: expect.stringContaining('<GetTokenDeviceResult>fcm:demo-token-1001</GetTokenDeviceResult>'),
+        },
         { title: "SOAP 1.2 (show_active travels as its UTF-16 code: 49 is '1')", status: '200', body: roster },
         { title: 'HTTP GET (show_active is the character itself)', status: '200', body: roster },
         { title: 'HTTP POST', status: '200', body: '' }, // AuthCode answers nothing: the code is queued
@@ -189,7 +250,9 @@ describe('from a checkout, as a reader runs them', () => {
     const installed = path.join(host, 'node_modules', 'student-info-service');
     expect(fs.lstatSync(installed).isSymbolicLink()).toBe(false); // a copy from the tarball, not a link to the checkout
     // Recorded by the tarball's path, through the checkout's folder whatever its name (docs/express.md).
-    expect(JSON.parse(fs.readFileSync(path.join(host, 'package.json'), 'utf8')).dependencies['student-info-service']).toBe('file:../a clone, any name/student-info-service-1.0.0.tgz');
+    expect(JSON.parse(fs.readFileSync(path.join(host, 'package.json'), 'utf8')).dependencies['student-info-service']).toBe(
+      'file:../a clone, any name/student-info-service-1.0.0.tgz',
+    );
     expect(fs.existsSync(path.join(installed, 'dist', 'src', 'process', 'mount.js'))).toBe(true);
     expect(fs.existsSync(path.join(installed, 'src'))).toBe(false);
     fs.writeFileSync(path.join(host, 'server.js'), example('express-host'));
@@ -198,13 +261,22 @@ describe('from a checkout, as a reader runs them', () => {
     expect(data.stdout).toMatch(/^imported 10 students, 7 devices into \.\/data\/student-info\.db/);
 
     // bash runs the block's one command in its own place (exec), so the signal reaches node itself.
-    const app = spawn('bash', ['-c', example('express-run')], { cwd: host, env: readerEnv({ PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const app = spawn('bash', ['-c', example('express-run')], {
+      cwd: host,
+      env: readerEnv({ PORT: '0' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const output = collect(app);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => app.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      app.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     try {
       const port = Number((await output.waitFor(/listening on http:\/\/localhost:(\d+)\/StudentService\//))[1]);
       const wsdl = await request(port, '/StudentService/PushNotificationMobile.asmx?wsdl');
-      expect([wsdl.status, wsdl.body]).toEqual([200, expect.stringContaining(`<soap:address location="http://127.0.0.1:${port}/StudentService/PushNotificationMobile.asmx" />`)]);
+      expect([wsdl.status, wsdl.body]).toEqual([
+        200,
+        expect.stringContaining(`<soap:address location="http://127.0.0.1:${port}/StudentService/PushNotificationMobile.asmx" />`),
+      ]);
       const token = await request(port, '/StudentService/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001');
       expect([token.status, token.body]).toEqual([200, expect.stringContaining('>fcm:demo-token-1001</string>')]);
       const soap = await request(port, '/StudentService/PushNotificationMobile.asmx', {
@@ -212,7 +284,10 @@ describe('from a checkout, as a reader runs them', () => {
         headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
         body: '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1002</id></GetTokenDevice></soap:Body></soap:Envelope>',
       });
-      expect([soap.status, soap.body]).toEqual([200, expect.stringContaining('<GetTokenDeviceResult>fcm:demo-token-1002</GetTokenDeviceResult>')]);
+      expect([soap.status, soap.body]).toEqual([
+        200,
+        expect.stringContaining('<GetTokenDeviceResult>fcm:demo-token-1002</GetTokenDeviceResult>'),
+      ]);
       expect(await request(port, '/health')).toMatchObject({ status: 200, body: 'ok' });
     } finally {
       app.kill('SIGTERM');

@@ -16,7 +16,10 @@ import path from 'node:path';
 import { ENTRY_POINTS, entrySources } from './helpers/entry-points';
 import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
 
-const { refusal, missingBuild } = require('../scripts/check-node.js') as { refusal(v: string): string | null; missingBuild(main: string | undefined): string | null };
+const { refusal, missingBuild } = require('../scripts/check-node.js') as {
+  refusal(v: string): string | null;
+  missingBuild(main: string | undefined): string | null;
+};
 const OLD_NODE = process.env.TEST_OLD_NODE || undefined;
 const describeOldNode = OLD_NODE !== undefined || process.env.REQUIRE_OLD_NODE === '1' ? describe : describe.skip;
 
@@ -54,7 +57,10 @@ describe('on this Node, told it is 20.20.2', () => {
     fs.writeFileSync(version, "Object.defineProperty(process.versions, 'node', { value: '20.20.2' });\n");
     const loaded = path.join(dir, 'loaded.json');
     const record = path.join(dir, 'record.js');
-    fs.writeFileSync(record, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache))));\n`);
+    fs.writeFileSync(
+      record,
+      `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache))));\n`,
+    );
     return { preload: ['-r', version, '-r', record], loaded: () => JSON.parse(fs.readFileSync(loaded, 'utf8')) as string[] };
   };
 
@@ -66,7 +72,12 @@ describe('on this Node, told it is 20.20.2', () => {
     expect(r.left).toEqual([]);
     const ours = loaded().filter((f) => !f.startsWith(dir));
     expect(ours.sort()).toEqual(
-      [entry, path.join(BUILD_DIR, 'src', 'basics', 'supported-node.js'), path.join(BUILD_DIR, 'src', 'basics', 'paths.js'), path.join(PROJECT_ROOT, 'scripts', 'check-node.js')].sort(),
+      [
+        entry,
+        path.join(BUILD_DIR, 'src', 'basics', 'supported-node.js'),
+        path.join(BUILD_DIR, 'src', 'basics', 'paths.js'),
+        path.join(PROJECT_ROOT, 'scripts', 'check-node.js'),
+      ].sort(),
     );
   });
 });
@@ -75,7 +86,7 @@ describeOldNode(`on an unsupported Node (${OLD_NODE ?? 'none found'})`, () => {
   const version = () => spawnSync(OLD_NODE!, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
   const line = () => `${refusal(version())}\n`;
 
-  test('the systemd unit\'s command line: the one line, exit 1, no signal; WORKERS=2 the same (no worker forked)', () => {
+  test("the systemd unit's command line: the one line, exit 1, no signal; WORKERS=2 the same (no worker forked)", () => {
     expect(OLD_NODE).toBeDefined();
     const unit = fs.readFileSync(path.join(PROJECT_ROOT, 'deploy', 'systemd', 'student-info.service'), 'utf8');
     const [node, ...args] = /^ExecStart=(.+)$/m.exec(unit)![1]!.split(/\s+/);
@@ -106,7 +117,13 @@ describe('no build', () => {
     fs.copyFileSync(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), path.join(checkout, 'scripts', 'check-node.js'));
     return checkout;
   }
-  const npm = (cwd: string, ...args: string[]) => spawnSync('npm', args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: dir, npm_config_update_notifier: 'false' }, encoding: 'utf8', timeout: 60_000 });
+  const npm = (cwd: string, ...args: string[]) =>
+    spawnSync('npm', args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: dir, npm_config_update_notifier: 'false' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
 
   test.each([
     [['start'], 'dist/src/main.js'],
@@ -120,7 +137,9 @@ describe('no build', () => {
   });
 
   test('only a missing file of dist/ is a missing build; a built one, or any other script, is left to node', () => {
-    expect(missingBuild(path.join(PROJECT_ROOT, 'dist', 'nothing-here.js'))).toBe('error: no build: dist/nothing-here.js is missing; run `npm run build`');
+    expect(missingBuild(path.join(PROJECT_ROOT, 'dist', 'nothing-here.js'))).toBe(
+      'error: no build: dist/nothing-here.js is missing; run `npm run build`',
+    );
     expect(missingBuild(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'))).toBeNull();
     expect(missingBuild(path.join(PROJECT_ROOT, 'scripts', 'nothing-here.js'))).toBeNull();
     expect(missingBuild(path.join(dir, 'dist', 'src', 'main.js'))).toBeNull();

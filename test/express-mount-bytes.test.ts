@@ -60,13 +60,22 @@ function raw(base: string, c: Case): Promise<string> {
     socket.on('connect', () => socket.write(requestBytes(base, c, false)));
     socket.on('data', (d: Buffer) => chunks.push(d));
     socket.on('error', reject);
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]*/, '')));
+    socket.on('close', () =>
+      resolve(
+        Buffer.concat(chunks)
+          .toString('latin1')
+          .replace(/\r\nDate: [^\r]*/, ''),
+      ),
+    );
   });
 }
 
 const corpus = buildCorpus();
 // One Host for both (the WSDL addresses hold it), and a request id of our choosing, echoed, so that header is compared too.
-const withId = (c: Case, i: number): Case => ({ ...c, headers: { Host: 'legacy.example:8080', ...c.headers, 'X-Request-Id': `case-${i}` } });
+const withId = (c: Case, i: number): Case => ({
+  ...c,
+  headers: { Host: 'legacy.example:8080', ...c.headers, 'X-Request-Id': `case-${i}` },
+});
 
 test('every answer is the same bytes through the mount as from npm start', async () => {
   expect(corpus.length).toBe(1136);

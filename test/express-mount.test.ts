@@ -81,7 +81,9 @@ test("a path under the mount that is no endpoint is IIS's 404, as under BASE_PAT
   expect(res.text).toContain('<h2>404 - File or directory not found.</h2>');
   const put = await request(host).delete(`${MOUNT}/AboutUs.asmx`);
   expect([put.status, put.headers.allow]).toEqual([405, 'GET, HEAD, OPTIONS, TRACE']);
-  expect((await request(host).get(`${MOUNT}//PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`)).text).toContain('fcm:APA91bH-token-1001');
+  expect((await request(host).get(`${MOUNT}//PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001`)).text).toContain(
+    'fcm:APA91bH-token-1001',
+  );
 });
 
 test("a body parser ahead of the mount: the request that lost its body gets ASP.NET's generic answer at once, not a hang", async () => {
@@ -104,7 +106,9 @@ test("a body parser ahead of the mount: the request that lost its body gets ASP.
       .post(`${MOUNT}/PushNotificationMobile.asmx`)
       .set('Content-Type', 'text/xml; charset=utf-8')
       .set('SOAPAction', '"http://tempuri.org/GetTokenDevice"')
-      .send('<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>');
+      .send(
+        '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>',
+      );
     expect(soap.status).toBe(200);
     expect(soap.text).toMatch(/<GetTokenDeviceResult>[^<]+<\/GetTokenDeviceResult>/);
   } finally {
@@ -157,7 +161,10 @@ test('npm start does not load Express: the serving path is node http alone', () 
   // a preloaded hook counts the Express modules loaded by then.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-mount-'));
   const hook = path.join(dir, 'count.js');
-  fs.writeFileSync(hook, `process.on('exit', () => process.stdout.write(String(Object.keys(require.cache).filter((f) => /node_modules[\\\\/](express|body-parser|router)[\\\\/]/.test(f)).length) + ' of ' + Object.keys(require.cache).length));`);
+  fs.writeFileSync(
+    hook,
+    `process.on('exit', () => process.stdout.write(String(Object.keys(require.cache).filter((f) => /node_modules[\\\\/](express|body-parser|router)[\\\\/]/.test(f)).length) + ' of ' + Object.keys(require.cache).length));`,
+  );
   try {
     const run = spawnSync(process.execPath, ['-r', hook, MAIN], { env: { ...process.env, PORT: 'not-a-port' }, encoding: 'utf8' });
     expect(run.stderr).toContain('PORT');

@@ -23,7 +23,10 @@ beforeAll(async () => {
     get(target, name: keyof Store) {
       const real = target[name];
       if (typeof real !== 'function') return real;
-      return (...args: unknown[]) => (failing && (name === 'deviceToken' || name === 'studentsOf') ? Promise.reject(LEAKY) : (real as (...a: unknown[]) => unknown).apply(target, args));
+      return (...args: unknown[]) =>
+        failing && (name === 'deviceToken' || name === 'studentsOf')
+          ? Promise.reject(LEAKY)
+          : (real as (...a: unknown[]) => unknown).apply(target, args);
     },
   });
   app = await createApp(t.config, store, { intake: t.sms.intake });
@@ -41,7 +44,11 @@ test('SOAP 1.1: the server fault with the fixed text', async () => {
 });
 
 test('SOAP 1.2: the Receiver fault with the fixed text', async () => {
-  const r = await soap12(app, '/NotificationNotes.asmx', envelope('1.2', opElement('GetStudentSchool', { school_base_url: 'x', show_active: '49' })));
+  const r = await soap12(
+    app,
+    '/NotificationNotes.asmx',
+    envelope('1.2', opElement('GetStudentSchool', { school_base_url: 'x', show_active: '49' })),
+  );
   expect(faultOf(r.body)).toEqual({ code: 'soap:Receiver', text: INTERNAL });
 });
 

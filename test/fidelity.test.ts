@@ -33,7 +33,8 @@ afterAll(() => t.close());
 const SCHOOL = '/StudentService/NotificationNotes.asmx';
 const ARABIC_SCHOOL = 'http://مدرسة.example';
 const students = (res: request.Response) => (res.text.match(/<StudentInfo>/g) ?? []).length;
-const escaped = (text: string, encoding: string) => [...iconv.encode(text, encoding)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+const escaped = (text: string, encoding: string) =>
+  [...iconv.encode(text, encoding)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
 const query = (url: string) => `${SCHOOL}/GetStudentSchool?school_base_url=${url}&show_active=1`;
 
 test('the Arabic school has students, so a wrong decoding shows', async () => {
@@ -42,9 +43,13 @@ test('the Arabic school has students, so a wrong decoding shows', async () => {
 
 // HttpRequest.GetEncodingFromHeaders: the charset counts only for a request with a body.
 test('a query string is UTF-8 when the request has no body, whatever charset its Content-Type names', async () => {
-  const res = await request(t.app).get(query(escaped(ARABIC_SCHOOL, 'windows-1256'))).set('Content-Type', 'text/plain; charset=windows-1256');
+  const res = await request(t.app)
+    .get(query(escaped(ARABIC_SCHOOL, 'windows-1256')))
+    .set('Content-Type', 'text/plain; charset=windows-1256');
   expect(students(res)).toBe(0);
-  const utf8 = await request(t.app).get(query(encodeURIComponent(ARABIC_SCHOOL))).set('Content-Type', 'text/plain; charset=windows-1256');
+  const utf8 = await request(t.app)
+    .get(query(encodeURIComponent(ARABIC_SCHOOL)))
+    .set('Content-Type', 'text/plain; charset=windows-1256');
   expect(students(utf8)).toBeGreaterThan(0);
 });
 
@@ -128,7 +133,10 @@ test('a charset of a known name and quotes: UTF-16 for SOAP, unknown for a form'
 
 test("a declared encoding Node's own names would accept is still unknown to .NET", async () => {
   const body = envelope('1.2', opElement('GetAboutUs')).replace('encoding="utf-8"', 'encoding="base64"');
-  const res = await request(t.app).post(SCHOOL.replace('NotificationNotes', 'AboutUs')).set('Content-Type', 'application/soap+xml').send(body);
+  const res = await request(t.app)
+    .post(SCHOOL.replace('NotificationNotes', 'AboutUs'))
+    .set('Content-Type', 'application/soap+xml')
+    .send(body);
   expect(res.status).toBe(500);
   expect(res.text).toContain("System does not support 'base64' encoding. Line 1, position 31.");
 });
@@ -161,11 +169,13 @@ test.each([
   expect(res.text).toContain('<title>Runtime Error</title>');
 });
 
-test('JSON-like types ASP.NET AJAX does not take are the HTTP binding\'s', async () => {
+test("JSON-like types ASP.NET AJAX does not take are the HTTP binding's", async () => {
   const url = '/StudentService/PushNotificationMobile.asmx/GetTokenDevice';
   const res = await request(t.app).post(url).set('Content-Type', 'application/json-patch+json').send('{}');
   expect([res.status, res.text]).toEqual([500, 'Request format is invalid: application/json-patch+json.\r\n']);
-  expect((await request(t.app).get('/StudentService/PushNotificationMobile.asmx/jsx')).text).toBe('jsx Web Service method name is not valid.\r\n');
+  expect((await request(t.app).get('/StudentService/PushNotificationMobile.asmx/jsx')).text).toBe(
+    'jsx Web Service method name is not valid.\r\n',
+  );
 });
 
 test('HEAD gets the headers of the page it refuses, and no body', async () => {
@@ -190,7 +200,11 @@ describe('HTTP/1.0', () => {
   // The corpus covers the bindings and pages; these are the answers that come from the app itself.
   test.each([
     ['an unknown path', 'GET /nowhere HTTP/1.0', ''],
-    ['a refused body', 'POST /StudentService/AboutUs.asmx HTTP/1.0\r\nContent-Type: text/xml\r\nContent-Encoding: x-unknown\r\nContent-Length: 2', 'ab'],
+    [
+      'a refused body',
+      'POST /StudentService/AboutUs.asmx HTTP/1.0\r\nContent-Type: text/xml\r\nContent-Encoding: x-unknown\r\nContent-Length: 2',
+      'ab',
+    ],
     ['a runtime error page', 'GET /StudentService/AboutUs.asmx/ HTTP/1.0', ''],
     ["IIS's page", 'DELETE /StudentService/AboutUs.asmx HTTP/1.0', ''],
   ])('%s is framed with a Content-Length', async (_name, head, requestBody) => {
@@ -221,21 +235,37 @@ describe('request validation', () => {
   // message is HTML-encoded, so it never splits a reference; it can split a surrogate pair (U+FFFD).
   const whole = (n: number): [string, string] => [`<b${letters(n - 2)}`, `id=&quot;&lt;b${letters(n - 2)}&quot;`];
   test.each<[string, Array<[string, string]>]>([
-    ['20 units after it, then ...', [...[14, 15, 16, 17, 20].map(whole), [`<b${letters(19)}`, `id=&quot;&lt;b${letters(18)}...&quot;`], [`<b${'x'.repeat(98)}`, `id=&quot;&lt;b${'x'.repeat(18)}...&quot;`]]],
-    ['10 units before it, after ...', [
-      [`${'a'.repeat(10)}&#65;`, `id=&quot;${'a'.repeat(10)}&amp;#65;&quot;`],
-      [`${'a'.repeat(11)}&#65;`, `id=&quot;...${'a'.repeat(10)}&amp;#65;&quot;`],
-      [`${'a'.repeat(30)}<b${'z'.repeat(30)}`, `id=&quot;...${'a'.repeat(10)}&lt;b${'z'.repeat(18)}...&quot;`],
-    ]],
-    ['units before HTML-encoding', [
-      [`<b${letters(17)}&yy`, `id=&quot;&lt;b${letters(17)}&amp;...&quot;`],
-      [`éé<bعربي${letters(16)}`, `id=&quot;&#233;&#233;&lt;bعربي${letters(14)}...&quot;`],
-    ]],
-    ['UTF-16 units, a surrogate pair two', [
-      [`<b${letters(16)}😀`, `id=&quot;&lt;b${letters(16)}😀&quot;`],
-      [`<b${letters(17)}😀`, `id=&quot;&lt;b${letters(17)}\ufffd...&quot;`],
-      [`x😀${letters(9)}<b`, `id=&quot;...\ufffd${letters(9)}&lt;b&quot;`],
-    ]],
+    [
+      '20 units after it, then ...',
+      [
+        ...[14, 15, 16, 17, 20].map(whole),
+        [`<b${letters(19)}`, `id=&quot;&lt;b${letters(18)}...&quot;`],
+        [`<b${'x'.repeat(98)}`, `id=&quot;&lt;b${'x'.repeat(18)}...&quot;`],
+      ],
+    ],
+    [
+      '10 units before it, after ...',
+      [
+        [`${'a'.repeat(10)}&#65;`, `id=&quot;${'a'.repeat(10)}&amp;#65;&quot;`],
+        [`${'a'.repeat(11)}&#65;`, `id=&quot;...${'a'.repeat(10)}&amp;#65;&quot;`],
+        [`${'a'.repeat(30)}<b${'z'.repeat(30)}`, `id=&quot;...${'a'.repeat(10)}&lt;b${'z'.repeat(18)}...&quot;`],
+      ],
+    ],
+    [
+      'units before HTML-encoding',
+      [
+        [`<b${letters(17)}&yy`, `id=&quot;&lt;b${letters(17)}&amp;...&quot;`],
+        [`éé<bعربي${letters(16)}`, `id=&quot;&#233;&#233;&lt;bعربي${letters(14)}...&quot;`],
+      ],
+    ],
+    [
+      'UTF-16 units, a surrogate pair two',
+      [
+        [`<b${letters(16)}😀`, `id=&quot;&lt;b${letters(16)}😀&quot;`],
+        [`<b${letters(17)}😀`, `id=&quot;&lt;b${letters(17)}\ufffd...&quot;`],
+        [`x😀${letters(9)}<b`, `id=&quot;...\ufffd${letters(9)}&lt;b&quot;`],
+      ],
+    ],
   ])('a dangerous value is quoted as .NET cuts it: %s', async (_rule, cases) => {
     for (const [value, quoted] of cases) {
       const [get, post] = await Promise.all(both(`id=${encodeURIComponent(value)}`));
@@ -246,7 +276,10 @@ describe('request validation', () => {
 
   test('a 60 KB form value is quoted in 20 characters, not repeated', async () => {
     const value = `<img src=x onerror=alert(1)>${'A'.repeat(60_000)}`;
-    const res = await request(t.app).post(TOKEN).set('Content-Type', FORM).send(`id=${encodeURIComponent(value)}`);
+    const res = await request(t.app)
+      .post(TOKEN)
+      .set('Content-Type', FORM)
+      .send(`id=${encodeURIComponent(value)}`);
     expect(res.text).toBe(refusal('Form', 'id=&quot;&lt;img src=x onerror=a...&quot;'));
   });
 
@@ -260,7 +293,8 @@ describe('request validation', () => {
   // and lets through `<` before a control character and the fullwidth `＜`, which Mono refuses.
   test("every name but those starting with __ (ASP.NET's own fields) is validated, by .NET's rule", async () => {
     for (const query of ['id=dev-1001&__x=%3Cb&__VIEWSTATE=%26%23', `id=dev-1001&x=${encodeURIComponent('＜b <\tx')}`]) {
-      for (const res of await Promise.all(both(query))) expect([res.status, res.text]).toEqual([200, expect.stringContaining('fcm:APA91bH-token-1001')]);
+      for (const res of await Promise.all(both(query)))
+        expect([res.status, res.text]).toEqual([200, expect.stringContaining('fcm:APA91bH-token-1001')]);
     }
     for (const value of ['</b>', '<?x']) {
       for (const res of await Promise.all(both(`id=dev-1001&x=${encodeURIComponent(value)}`))) expect(res.status).toBe(500);
@@ -279,14 +313,21 @@ describe('request validation', () => {
     const post = (form: string) => request(t.app).post(TOKEN).set('Content-Type', FORM).send(form);
     expect((await post(`${names}&id=dev-1001&`)).status).toBe(200);
     const refused = await post(`${names}&id=dev-1001&id=dev-1001`);
-    expect([refused.status, refused.text]).toEqual([500, 'The URL-encoded form data is not valid. ---> Operation is not valid due to the current state of the object.\r\n']);
+    expect([refused.status, refused.text]).toEqual([
+      500,
+      'The URL-encoded form data is not valid. ---> Operation is not valid due to the current state of the object.\r\n',
+    ]);
   });
 });
 
 // HttpServerProtocol.WriteException: ServerProtocol.GenerateFaultString(e, htmlEscapeMessage: true)
 // HTML-encodes every message (Mono leaves these messages' {0} unfilled, so the corpus cannot say).
 test.each([
-  ['a char that does not convert', `${SCHOOL}/GetStudentSchool?school_base_url=x&show_active=a%26%C3%A9`, 'Cannot convert a&amp;&#233; to System.Char.\r\nParameter name: type ---> String must be exactly one character long.\r\n'],
+  [
+    'a char that does not convert',
+    `${SCHOOL}/GetStudentSchool?school_base_url=x&show_active=a%26%C3%A9`,
+    'Cannot convert a&amp;&#233; to System.Char.\r\nParameter name: type ---> String must be exactly one character long.\r\n',
+  ],
   ['an unknown method', "/StudentService/AboutUs.asmx/Get%C3%A9'", 'Get&#233;&#39; Web Service method name is not valid.\r\n'],
 ])('HTTP GET errors HTML-encode what the client sent: %s', async (_name, url, text) => {
   expect((await request(t.app).get(url)).text).toBe(text);
@@ -305,7 +346,10 @@ describe('IIS in front', () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {
-    server = createHostServer(t.config.limits, t.app, unknownMethodAnswer(hostRules(t.config.basePath, t.config.limits))).listen(0, '127.0.0.1');
+    server = createHostServer(t.config.limits, t.app, unknownMethodAnswer(hostRules(t.config.basePath, t.config.limits))).listen(
+      0,
+      '127.0.0.1',
+    );
     await new Promise((r) => server.once('listening', r));
     port = (server.address() as AddressInfo).port;
   });
@@ -340,15 +384,29 @@ describe('IIS in front', () => {
 
   // ServerProtocol.cs: the WSDL's address is Request.Url's, which HttpRequest builds on Path (canonical); Mono keeps `//`.
   test("the WSDL's addresses name the canonical path", async () => {
-    expect((await ask('GET //StudentService/x/../About%55s.asmx?wsdl')).body).toContain('<soap:address location="http://x/StudentService/AboutUs.asmx" />');
+    expect((await ask('GET //StudentService/x/../About%55s.asmx?wsdl')).body).toContain(
+      '<soap:address location="http://x/StudentService/AboutUs.asmx" />',
+    );
   });
 
   // KB 820129: AllowRestrictedChars off, UrlSegmentMaxLength 260; a `..` above the root.
-  test.each(['/GetAboutUs%00', '/GetAboutUs%09', '%7F', '/Get%C2%85', '/Get%u0001', '/../../..', '/%2e%2e/%2E%2E/..', `/${'a'.repeat(261)}`])(
-    "http.sys's 400 Invalid URL, the connection closed: GET /StudentService/AboutUs.asmx%s", async (rest) => {
-      const r = await ask(`GET ${S}/AboutUs.asmx${rest}`);
-      expect([r.status, r.body.includes('HTTP Error 400. The request URL is invalid.'), /\r\nconnection: close/i.test(r.head)]).toEqual([400, true, true]);
-    });
+  test.each([
+    '/GetAboutUs%00',
+    '/GetAboutUs%09',
+    '%7F',
+    '/Get%C2%85',
+    '/Get%u0001',
+    '/../../..',
+    '/%2e%2e/%2E%2E/..',
+    `/${'a'.repeat(261)}`,
+  ])("http.sys's 400 Invalid URL, the connection closed: GET /StudentService/AboutUs.asmx%s", async (rest) => {
+    const r = await ask(`GET ${S}/AboutUs.asmx${rest}`);
+    expect([r.status, r.body.includes('HTTP Error 400. The request URL is invalid.'), /\r\nconnection: close/i.test(r.head)]).toEqual([
+      400,
+      true,
+      true,
+    ]);
+  });
 
   test('escapes that are not UTF-8 are read in the ANSI code page (EnableNonUTF8, FavorUTF8)', async () => {
     const r = await ask(`GET ${S}/PushNotificationMobile.asmx/GetTokenDevice%C0%AF`);
@@ -359,19 +417,35 @@ describe('IIS in front', () => {
   // its 404 for a script it cannot find or a path Windows would read otherwise; IIS's 404, and 403.14 for the directory.
   const [RUNTIME, ASPNET_404] = ['<title>Runtime Error</title>', '<title>The resource cannot be found.</title>'];
   test.each([
-    ['/AboutUs.asmx/Get+AboutUs', 404, IIS_404], ['/AboutUs.asmx/Get%2BAboutUs', 404, IIS_404], ['/AboutUs.asmx/Get%2541boutUs', 404, IIS_404],
-    ['/AboutUs.asmx/Get:AboutUs', 400, RUNTIME], ['/AboutUs.asmx/Get%2A', 400, RUNTIME], ['/AboutUs.asmx/Get%3C', 400, RUNTIME],
-    ['/AboutUs.asmx/Get%25', 400, RUNTIME], [`/AboutUs.asmx/${'ab/'.repeat(90)}x`, 400, RUNTIME],
-    ['/AboutUs/GetAboutUs', 404, IIS_404], ['/../elsewhere', 404, IIS_404], ['/AboutUs.asmx%20', 404, IIS_404],
-    ['/Nothing.asmx', 404, `<b> Requested URL: </b>${S}/Nothing.asmx<br><br>`], ['/x/AboutUs.asmx/GetAboutUs', 404, ASPNET_404],
-    ['/default.aspx', 404, ASPNET_404], ['/%20AboutUs.asmx', 404, ASPNET_404], ['/AboutUs.asmx.', 404, ASPNET_404],
-    ['/AboutUs.asmx%20/GetAboutUs', 404, ASPNET_404], ['/', 403, '<h2>403 - Forbidden: Access is denied.</h2>'],
-  ])('http.sys, request filtering, then ASP.NET check every path, and IIS answers what names no service: GET /StudentService%s', async (path, status, page) => {
-    const r = await ask(`GET ${S}${path}`);
-    expect([r.status, r.body.includes(page)]).toEqual([status, true]);
-    // ASP.NET's pages say Cache-Control: private; IIS's say nothing.
-    expect(/\r\ncache-control: private\r\n/i.test(r.head)).toBe(page === RUNTIME || page === ASPNET_404 || page.includes('Requested URL'));
-  });
+    ['/AboutUs.asmx/Get+AboutUs', 404, IIS_404],
+    ['/AboutUs.asmx/Get%2BAboutUs', 404, IIS_404],
+    ['/AboutUs.asmx/Get%2541boutUs', 404, IIS_404],
+    ['/AboutUs.asmx/Get:AboutUs', 400, RUNTIME],
+    ['/AboutUs.asmx/Get%2A', 400, RUNTIME],
+    ['/AboutUs.asmx/Get%3C', 400, RUNTIME],
+    ['/AboutUs.asmx/Get%25', 400, RUNTIME],
+    [`/AboutUs.asmx/${'ab/'.repeat(90)}x`, 400, RUNTIME],
+    ['/AboutUs/GetAboutUs', 404, IIS_404],
+    ['/../elsewhere', 404, IIS_404],
+    ['/AboutUs.asmx%20', 404, IIS_404],
+    ['/Nothing.asmx', 404, `<b> Requested URL: </b>${S}/Nothing.asmx<br><br>`],
+    ['/x/AboutUs.asmx/GetAboutUs', 404, ASPNET_404],
+    ['/default.aspx', 404, ASPNET_404],
+    ['/%20AboutUs.asmx', 404, ASPNET_404],
+    ['/AboutUs.asmx.', 404, ASPNET_404],
+    ['/AboutUs.asmx%20/GetAboutUs', 404, ASPNET_404],
+    ['/', 403, '<h2>403 - Forbidden: Access is denied.</h2>'],
+  ])(
+    'http.sys, request filtering, then ASP.NET check every path, and IIS answers what names no service: GET /StudentService%s',
+    async (path, status, page) => {
+      const r = await ask(`GET ${S}${path}`);
+      expect([r.status, r.body.includes(page)]).toEqual([status, true]);
+      // ASP.NET's pages say Cache-Control: private; IIS's say nothing.
+      expect(/\r\ncache-control: private\r\n/i.test(r.head)).toBe(
+        page === RUNTIME || page === ASPNET_404 || page.includes('Requested URL'),
+      );
+    },
+  );
 
   test.each([
     ['FOO', '/AboutUs.asmx', 405],
@@ -395,12 +469,15 @@ describe('IIS in front', () => {
       expect(options.head).toMatch(/\r\nAllow: OPTIONS, TRACE, GET, HEAD, POST\r\nPublic: OPTIONS, TRACE, GET, HEAD, POST\r\n/);
       if (path === '*') continue;
       const trace = await ask(`TRACE ${path}`);
-      expect([trace.status, trace.body.includes('<h2>501 - Header values specify a method that is not implemented.</h2>')]).toEqual([501, true]);
+      expect([trace.status, trace.body.includes('<h2>501 - Header values specify a method that is not implemented.</h2>')]).toEqual([
+        501,
+        true,
+      ]);
     }
   });
 
   // Decided: .NET answers these as the service does; the legacy host does not (docs/fidelity.md).
-  test('a query of 2,048 bytes is served, one of 2,049 is request filtering\'s 404.15; a fragment is not counted', async () => {
+  test("a query of 2,048 bytes is served, one of 2,049 is request filtering's 404.15; a fragment is not counted", async () => {
     const query = (n: number) => `${S}/AboutUs.asmx/GetAboutUs?x=${'q'.repeat(n - 2)}`;
     expect((await ask(`GET ${query(2048)}`)).status).toBe(200);
     expect((await ask(`GET ${query(2048)}#${'f'.repeat(100)}`)).status).toBe(200);

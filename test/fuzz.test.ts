@@ -32,7 +32,15 @@ afterAll(async () => {
 test('2,000 mutated requests: each answered completely, nothing internal, the service still serving', async () => {
   // The deadline tells a held connection from a slow machine: the service's own request time-out is
   // 400 ms here, so an answer later than this means nothing would ever have come.
-  const report = await fuzz({ host: '127.0.0.1', port, count: 2000, seed: 20261121, concurrency: 24, deadlineMs: 15000, includeEffects: true });
+  const report = await fuzz({
+    host: '127.0.0.1',
+    port,
+    count: 2000,
+    seed: 20261121,
+    concurrency: 24,
+    deadlineMs: 15000,
+    includeEffects: true,
+  });
   expect(report.sent).toBe(2000);
   expect(report.failures).toEqual([]);
   expect(report.afterwards).toEqual([]);
@@ -48,5 +56,6 @@ test('2,000 mutated requests: each answered completely, nothing internal, the se
   );
   const after = await exchange('127.0.0.1', port, request, 'POST', 2000);
   expect(after.kind).toBe('response');
-  if (after.kind === 'response') expect(after.response.body.toString()).toContain('<GetTokenDeviceResult>fcm:APA91bH-token-1001</GetTokenDeviceResult>');
+  if (after.kind === 'response')
+    expect(after.response.body.toString()).toContain('<GetTokenDeviceResult>fcm:APA91bH-token-1001</GetTokenDeviceResult>');
 }, 60000);

@@ -48,21 +48,26 @@ test('panels have unique ids and sit on the 24-column grid without overlapping',
   const ids = dashboard.panels.map((p) => p.id);
   expect(new Set(ids).size).toBe(ids.length);
   for (const { gridPos: g, title } of dashboard.panels) {
-    expect([title, Number.isInteger(g.x) && Number.isInteger(g.y) && Number.isInteger(g.w) && Number.isInteger(g.h)]).toEqual([title, true]);
+    expect([title, Number.isInteger(g.x) && Number.isInteger(g.y) && Number.isInteger(g.w) && Number.isInteger(g.h)]).toEqual([
+      title,
+      true,
+    ]);
     expect([title, g.x >= 0 && g.y >= 0 && g.w >= 1 && g.h >= 1 && g.x + g.w <= 24]).toEqual([title, true]);
   }
   const overlap = (a: Panel['gridPos'], b: Panel['gridPos']) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
   for (const [i, a] of dashboard.panels.entries())
-    for (const b of dashboard.panels.slice(i + 1)) expect([a.title, b.title, overlap(a.gridPos, b.gridPos)]).toEqual([a.title, b.title, false]);
+    for (const b of dashboard.panels.slice(i + 1))
+      expect([a.title, b.title, overlap(a.gridPos, b.gridPos)]).toEqual([a.title, b.title, false]);
 });
 
 test('the datasource is a template variable, used by every panel and query', () => {
   const variable = dashboard.templating.list.find((v) => v.type === 'datasource');
   expect(variable).toMatchObject({ name: 'datasource', query: 'prometheus' });
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable reference
-  for (const p of dashboard.panels.filter((q) => q.type !== 'row')) expect([p.title, p.datasource]).toEqual([p.title, { type: 'prometheus', uid: '${datasource}' }]);
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable reference
-  for (const { panel, target } of targets) expect([panel.title, target.datasource]).toEqual([panel.title, { type: 'prometheus', uid: '${datasource}' }]);
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own variable reference, not a template string
+  const uid = '${datasource}';
+  for (const p of dashboard.panels.filter((q) => q.type !== 'row'))
+    expect([p.title, p.datasource]).toEqual([p.title, { type: 'prometheus', uid }]);
+  for (const { panel, target } of targets) expect([panel.title, target.datasource]).toEqual([panel.title, { type: 'prometheus', uid }]);
   const refIds = (p: Panel) => (p.targets ?? []).map((t) => t.refId);
   for (const p of dashboard.panels) expect(new Set(refIds(p)).size).toBe(refIds(p).length);
 });

@@ -50,7 +50,10 @@ function raw(port: number, bytes: string): Promise<Raw> {
 
 /** GET `path` with `host` as its Host header (undefined: none, as an HTTP/1.0 client may send). */
 async function asHost(port: number, path: string, host: string | undefined): Promise<RawResponse> {
-  const r = await raw(port, `GET ${path} HTTP/1.${host === undefined ? 0 : 1}\r\n${host === undefined ? '' : `Host: ${host}\r\n`}Connection: close\r\n\r\n`);
+  const r = await raw(
+    port,
+    `GET ${path} HTTP/1.${host === undefined ? 0 : 1}\r\n${host === undefined ? '' : `Host: ${host}\r\n`}Connection: close\r\n\r\n`,
+  );
   expect(r.responses).toHaveLength(1);
   return r.responses[0]!;
 }
@@ -71,7 +74,8 @@ async function requestLinesUntil(s: Service, id: string): Promise<string[]> {
   return s.lines.filter((l) => l.msg === 'request').map((l) => String(l.reqId));
 }
 
-const refusals = async (s: Service, reason: string) => Number(new RegExp(`^asmx_admin_refused_total\\{reason="${reason}"\\} (\\S+)$`, 'm').exec(await metricsOf(s))?.[1]);
+const refusals = async (s: Service, reason: string) =>
+  Number(new RegExp(`^asmx_admin_refused_total\\{reason="${reason}"\\} (\\S+)$`, 'm').exec(await metricsOf(s))?.[1]);
 
 describe('the admin listener answers only its own names', () => {
   test('a foreign Host (the name a DNS-rebinding page has) gets 421 on every path, counted and logged once', async () => {
@@ -79,10 +83,23 @@ describe('the admin listener answers only its own names', () => {
     expect(await refusals(s, 'host')).toBe(0);
     for (const path of ['/metrics', '/console', '/', '/healthz', '/readyz']) {
       const r = await asHost(s.adminPort, path, `rebind.attacker.example:${s.adminPort}`);
-      expect([r.status, r.headers['content-type'], r.body.toString()]).toEqual([421, 'text/plain; charset=utf-8', 'misdirected request: the Host is not a name of this listener (ADMIN_ALLOWED_HOSTS)\n']);
+      expect([r.status, r.headers['content-type'], r.body.toString()]).toEqual([
+        421,
+        'text/plain; charset=utf-8',
+        'misdirected request: the Host is not a name of this listener (ADMIN_ALLOWED_HOSTS)\n',
+      ]);
     }
     // Names that only look like loopback ones, and hosts no URL can hold.
-    for (const host of ['localhost.attacker.example', 'localhost-evil', '127.0.0.1.nip.io', '0x7f.0.0.1', 'localhost:80:80', '', '[::1', 'local host']) {
+    for (const host of [
+      'localhost.attacker.example',
+      'localhost-evil',
+      '127.0.0.1.nip.io',
+      '0x7f.0.0.1',
+      'localhost:80:80',
+      '',
+      '[::1',
+      'local host',
+    ]) {
       expect([host, (await asHost(s.adminPort, '/metrics', host)).status]).toEqual([host, 421]);
     }
     expect(await refusals(s, 'host')).toBe(13);
@@ -96,7 +113,17 @@ describe('the admin listener answers only its own names', () => {
   test('loopback names and IP addresses, any port and case, are served: the browser on this machine, Prometheus, a kubelet probe', async () => {
     const s = await service();
     const p = s.adminPort;
-    for (const host of [`127.0.0.1:${p}`, `localhost:${p}`, 'LocalHost', 'localhost.', `[::1]:${p}`, '127.0.0.2:9999', '10.1.2.3:9464', '[2001:db8::5]:9464', 'localhost:']) {
+    for (const host of [
+      `127.0.0.1:${p}`,
+      `localhost:${p}`,
+      'LocalHost',
+      'localhost.',
+      `[::1]:${p}`,
+      '127.0.0.2:9999',
+      '10.1.2.3:9464',
+      '[2001:db8::5]:9464',
+      'localhost:',
+    ]) {
       const metrics = await asHost(p, '/metrics', host);
       expect([host, metrics.status]).toEqual([host, 200]);
       expect(metrics.body.toString()).toMatch(/^asmx_ready 1$/m);
@@ -108,7 +135,7 @@ describe('the admin listener answers only its own names', () => {
     expect(await refusals(s, 'host')).toBe(0);
   });
 
-  test('ADMIN_ALLOWED_HOSTS names more: a reverse proxy\'s or a tunnel\'s name, any case and port; nothing else', async () => {
+  test("ADMIN_ALLOWED_HOSTS names more: a reverse proxy's or a tunnel's name, any case and port; nothing else", async () => {
     const s = await service({ env: { ADMIN_ALLOWED_HOSTS: 'console.school.example, Metrics.Internal' } });
     for (const host of ['console.school.example', 'CONSOLE.school.example.:443', 'metrics.internal:9464', `localhost:${s.adminPort}`]) {
       expect([host, (await asHost(s.adminPort, '/console', host)).status]).toEqual([host, 200]);
@@ -127,7 +154,7 @@ describe('the admin listener answers only its own names', () => {
     expect(verdict({ ADMIN_HOST: '0.0.0.0' }, 'pod.attacker.example')).toBe('foreign');
   });
 
-  test('with WORKERS=2 the primary\'s admin listener holds to the same rule', async () => {
+  test("with WORKERS=2 the primary's admin listener holds to the same rule", async () => {
     const s = await service({ env: { WORKERS: '2' } });
     expect((await asHost(s.adminPort, '/metrics', 'rebind.attacker.example')).status).toBe(421);
     expect((await asHost(s.adminPort, '/metrics', `127.0.0.1:${s.adminPort}`)).status).toBe(200);
@@ -141,7 +168,10 @@ describe('the admin listener answers only its own names', () => {
       expect(process.env.TEST_CHROMIUM).toBeTruthy();
       const s = await service();
       // What a rebinding achieves: the page's own name now resolving to the listener's address.
-      const browser = await chromium.launch({ executablePath: process.env.TEST_CHROMIUM, args: ['--no-sandbox', '--host-resolver-rules=MAP rebind.attacker.example 127.0.0.1'] });
+      const browser = await chromium.launch({
+        executablePath: process.env.TEST_CHROMIUM,
+        args: ['--no-sandbox', '--host-resolver-rules=MAP rebind.attacker.example 127.0.0.1'],
+      });
       try {
         const page = await browser.newPage();
         const foreign = await page.goto(`http://rebind.attacker.example:${s.adminPort}/metrics`);
@@ -164,15 +194,27 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
     ['two names', 'Host: 127.0.0.1\r\nHost: attacker.example\r\n', TOKEN_PATH],
     ['the same name twice', 'Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n', TOKEN_PATH],
     ['in other cases', 'host: 127.0.0.1\r\nHOST: attacker.example\r\n', TOKEN_PATH],
-    ['apart, with an absolute-form target', 'Host: 127.0.0.1\r\nAccept: */*\r\nhOsT: attacker.example\r\n', 'http://127.0.0.1/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001'],
-  ])('the service: %s get http.sys\'s page, and nothing after it is read', async (_name, hosts, target) => {
+    [
+      'apart, with an absolute-form target',
+      'Host: 127.0.0.1\r\nAccept: */*\r\nhOsT: attacker.example\r\n',
+      'http://127.0.0.1/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001',
+    ],
+  ])("the service: %s get http.sys's page, and nothing after it is read", async (_name, hosts, target) => {
     const s = await service();
     // A second request pipelined behind: http.sys reads nothing after a request it could not read.
-    const r = await raw(s.port, `GET ${target} HTTP/1.1\r\n${hosts}\r\nGET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: pipelined\r\n\r\n`);
+    const r = await raw(
+      s.port,
+      `GET ${target} HTTP/1.1\r\n${hosts}\r\nGET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: pipelined\r\n\r\n`,
+    );
     expect(r.responses).toHaveLength(1);
     expect(r.ended).toBe('end');
     const [answer] = r.responses;
-    expect([answer!.status, answer!.headers['content-type'], answer!.headers.connection, answer!.body.toString()]).toEqual([400, invalidHeader.contentType, 'close', invalidHeader.body]);
+    expect([answer!.status, answer!.headers['content-type'], answer!.headers.connection, answer!.body.toString()]).toEqual([
+      400,
+      invalidHeader.contentType,
+      'close',
+      invalidHeader.body,
+    ]);
     // Neither reached the app (no request line: the refused one went no further than http.sys's
     // would, the pipelined one was never run); one Host is served as before.
     await allClosed(s);
@@ -181,7 +223,10 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
 
   test('the service: nothing pipelined behind a request refused after routing (a malformed escape) is run either', async () => {
     const s = await service();
-    const r = await raw(s.port, `GET /x%zz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: refused\r\n\r\nGET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: pipelined\r\n\r\n`);
+    const r = await raw(
+      s.port,
+      `GET /x%zz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: refused\r\n\r\nGET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: pipelined\r\n\r\n`,
+    );
     expect([r.responses.map((x) => [x.status, x.body.toString()]), r.ended]).toEqual([[[400, HostErrors.invalidUrl().body]], 'end']);
     await allClosed(s);
     expect(await requestLinesUntil(s, 'after')).toEqual(['refused', 'after']);
@@ -207,11 +252,12 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
     const s = await service();
     for (const hosts of ['Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n', 'Host: localhost\r\nhost: rebind.attacker.example\r\n']) {
       const r = await raw(s.adminPort, `GET /metrics HTTP/1.1\r\n${hosts}\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-      expect(r.responses.map((x) => [x.status, x.headers.connection, x.body.toString()])).toEqual([[400, 'close', 'bad request: more than one Host header\n']]);
+      expect(r.responses.map((x) => [x.status, x.headers.connection, x.body.toString()])).toEqual([
+        [400, 'close', 'bad request: more than one Host header\n'],
+      ]);
       expect(r.ended).toBe('end');
     }
     expect(await refusals(s, 'two_hosts')).toBe(2);
     expect(await refusals(s, 'host')).toBe(0);
   });
 });
-

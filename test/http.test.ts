@@ -57,8 +57,17 @@ test('show_active must be exactly one character', async () => {
 });
 
 test('POST reads only a form body', async () => {
-  expectError(await form('/PushNotificationMobile.asmx/GetTokenDevice', 'id=dev-1001', 'text/plain'), 'Request format is invalid: text/plain.');
-  expectError(await request(t.app).post('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001').set('Content-Type', 'application/x-www-form-urlencoded').send(''), 'Missing parameter: id.');
+  expectError(
+    await form('/PushNotificationMobile.asmx/GetTokenDevice', 'id=dev-1001', 'text/plain'),
+    'Request format is invalid: text/plain.',
+  );
+  expectError(
+    await request(t.app)
+      .post('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001')
+      .set('Content-Type', 'application/x-www-form-urlencoded')
+      .send(''),
+    'Missing parameter: id.',
+  );
   const ok = await form('/PushNotificationMobile.asmx/GetTokenDevice', 'id=dev-3001', 'application/x-www-form-urlencoded; charset=utf-8');
   expect(ok.text).toBe('<?xml version="1.0" encoding="utf-8"?>\r\n<string xmlns="http://tempuri.org/">رمز-3001</string>');
 });
@@ -109,7 +118,10 @@ test('an unknown endpoint is 404', async () => {
 });
 
 test('%uXXXX escapes, as .NET proxies send non-ASCII, are decoded', async () => {
-  const res = await form('/NotificationNotes.asmx/GetStudentSchool', 'school_base_url=http%3A%2F%2F%u0645%u062F%u0631%u0633%u0629.example&show_active=1');
+  const res = await form(
+    '/NotificationNotes.asmx/GetStudentSchool',
+    'school_base_url=http%3A%2F%2F%u0645%u062F%u0631%u0633%u0629.example&show_active=1',
+  );
   expect(res.text).toContain('<id_student>3001</id_student>');
   const get = await request(t.app).get('/PushNotificationMobile.asmx/GetTokenDevice?id=%u0064ev-1001');
   expect(get.text).toContain('fcm:APA91bH-token-1001');

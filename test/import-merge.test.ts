@@ -63,9 +63,16 @@ function open(name: string): SqliteStore {
   return store;
 }
 
-const load = (store: SqliteStore, data: { students: string[]; devices: string[] }, replace: boolean, pacing: MergePacing): Promise<ImportReport> =>
-  importFiles({ students: csv('s.csv', [HEADER, ...data.students]), devices: csv('d.csv', ['id_device,token', ...data.devices]) }, { delimiter: ',', replace }, () =>
-    store.beginImport(pacing),
+const load = (
+  store: SqliteStore,
+  data: { students: string[]; devices: string[] },
+  replace: boolean,
+  pacing: MergePacing,
+): Promise<ImportReport> =>
+  importFiles(
+    { students: csv('s.csv', [HEADER, ...data.students]), devices: csv('d.csv', ['id_device,token', ...data.devices]) },
+    { delimiter: ',', replace },
+    () => store.beginImport(pacing),
   );
 
 /** The tables as another connection reads them. */
@@ -119,7 +126,11 @@ test('a merge in many small batches leaves the tables as one batch does, --repla
 
   const { students, devices } = dump(batched) as { students: Record<string, string>[]; devices: Record<string, string>[] };
   const of = (school: string) => students.filter((s) => s.school_base_url === school);
-  expect(of(SCHOOLS[0]!).map((s) => Number(s.id_student)).sort((a, b) => a - b)).toEqual(Array.from({ length: 36 }, (_, i) => i + 5));
+  expect(
+    of(SCHOOLS[0]!)
+      .map((s) => Number(s.id_student))
+      .sort((a, b) => a - b),
+  ).toEqual(Array.from({ length: 36 }, (_, i) => i + 5));
   expect(of(SCHOOLS[0]!).every((s) => s.fullName === `Renamed, ${s.id_student}`)).toBe(true);
   expect(of(SCHOOLS[1]!).map((s) => `${s.id_student} ${s.fullName}`)).toEqual(['1 Kept one', '10 Kept ten']);
   expect(of(SCHOOLS[2]!)).toHaveLength(12);
@@ -149,9 +160,12 @@ test('an import stopped part way keeps what it merged, says to run it again, and
   const partial = dump(store) as { students: Record<string, string>[]; devices: Record<string, string>[] };
   expect(partial.devices).toEqual(dump(reference).devices);
   expect(partial.students.filter((s) => s.fullName.startsWith('Renamed') || s.fullName.startsWith('Kept'))).toEqual([]);
-  expect(partial.students.filter((s) => s.school_base_url === SCHOOLS[0]).map((s) => s.id_student).sort((a, b) => Number(a) - Number(b))).toEqual(
-    Array.from({ length: 12 }, (_, i) => String(i + 1)),
-  );
+  expect(
+    partial.students
+      .filter((s) => s.school_base_url === SCHOOLS[0])
+      .map((s) => s.id_student)
+      .sort((a, b) => Number(a) - Number(b)),
+  ).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
 
   // Through the command, as an operator meets it, then again once the cause is gone.
   const files = { students: join(dir, 's.csv'), devices: join(dir, 'd.csv') };

@@ -31,7 +31,12 @@ const text = (name: string, content: string | Buffer, chunk = 7): ImportSource =
 async function parseCsv(content: string | Buffer, chunk = 5): Promise<{ records: CsvRecord[]; problems: CsvProblem[] }> {
   const records: CsvRecord[] = [];
   const problems: CsvProblem[] = [];
-  await readCsv(text('t.csv', content, chunk).read(), ',', async (batch) => void records.push(...batch), (p) => problems.push(p));
+  await readCsv(
+    text('t.csv', content, chunk).read(),
+    ',',
+    async (batch) => void records.push(...batch),
+    (p) => problems.push(p),
+  );
   return { records, problems };
 }
 
@@ -84,7 +89,10 @@ async function dump(): Promise<{ students: Record<string, string>[]; devices: Re
   if (pg !== undefined) return { students: await pg.query(sql.students), devices: await pg.query(sql.devices) };
   const db = new Database(dbPath, { readonly: true });
   try {
-    return { students: db.prepare(sql.students).all() as Record<string, string>[], devices: db.prepare(sql.devices).all() as Record<string, string>[] };
+    return {
+      students: db.prepare(sql.students).all() as Record<string, string>[],
+      devices: db.prepare(sql.devices).all() as Record<string, string>[],
+    };
   } finally {
     db.close();
   }
@@ -106,7 +114,10 @@ describe('the CSV reader', () => {
   });
 
   test('a file without a final line break, and trailing blank lines, are fine', async () => {
-    expect((await parseCsv('a,b\n1,2')).records).toEqual([{ line: 1, fields: ['a', 'b'] }, { line: 2, fields: ['1', '2'] }]);
+    expect((await parseCsv('a,b\n1,2')).records).toEqual([
+      { line: 1, fields: ['a', 'b'] },
+      { line: 2, fields: ['1', '2'] },
+    ]);
     const trailing = await parseCsv('a,b\r\n1,2\r\n\r\n\n');
     expect(trailing.problems).toEqual([]);
     expect(trailing.records).toHaveLength(2);
@@ -313,9 +324,16 @@ describe('importFiles', () => {
 
   test('--replace makes the file the whole truth for the schools it names, and counts the removed', async () => {
     await runImport(
-      text('s.csv', `${STUDENTS_HEADER}\nhttp://a.example,1,n,d,1\nhttp://a.example,2,n,d,1\nhttp://a.example,3,n,d,1\nhttp://b.example,1,n,d,1\n`),
+      text(
+        's.csv',
+        `${STUDENTS_HEADER}\nhttp://a.example,1,n,d,1\nhttp://a.example,2,n,d,1\nhttp://a.example,3,n,d,1\nhttp://b.example,1,n,d,1\n`,
+      ),
     );
-    const report = await runImport(text('s.csv', `${STUDENTS_HEADER}\nhttp://a.example,2,Renamed,d,1\nhttp://a.example,4,New,d,1\n`), undefined, true);
+    const report = await runImport(
+      text('s.csv', `${STUDENTS_HEADER}\nhttp://a.example,2,Renamed,d,1\nhttp://a.example,4,New,d,1\n`),
+      undefined,
+      true,
+    );
     expect(report).toMatchObject({ students: 2, removed: 2 });
     expect((await dump()).students.map((s) => `${s.school_base_url} ${s.id_student} ${s.fullName}`)).toEqual([
       'http://a.example 2 Renamed',
@@ -365,7 +383,10 @@ describe('import CLI', () => {
   test('accepts --flag=value and a single file; re-importing replaces, it does not duplicate', async () => {
     expect(await main([`--devices=${DEVICES_CSV}`], io)).toBe(0);
     expect(await main([`--devices=${DEVICES_CSV}`], io)).toBe(0);
-    expect(out).toEqual([expect.stringMatching(imported('0 students, 5 devices')), expect.stringMatching(imported('0 students, 5 devices'))]);
+    expect(out).toEqual([
+      expect.stringMatching(imported('0 students, 5 devices')),
+      expect.stringMatching(imported('0 students, 5 devices')),
+    ]);
     const { students, devices } = await dump();
     expect(students).toEqual([]);
     expect(devices).toHaveLength(5);
@@ -374,7 +395,13 @@ describe('import CLI', () => {
 
   test('--replace reports the students it removed', async () => {
     expect(await main(['--students', STUDENTS_CSV], io)).toBe(0);
-    const fewer = write('fewer.csv', readFileSync(STUDENTS_CSV, 'utf8').split('\n').filter((l) => !l.startsWith('http://big.school.example,5000')).join('\n'));
+    const fewer = write(
+      'fewer.csv',
+      readFileSync(STUDENTS_CSV, 'utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith('http://big.school.example,5000'))
+        .join('\n'),
+    );
     expect(await main(['--students', fewer, '--replace'], io)).toBe(0);
     expect(out[1]).toMatch(imported('496 students, 0 devices, removed 10 students absent from the file'));
   });
@@ -384,7 +411,10 @@ describe('import CLI', () => {
     const before = await dump();
     out.length = 0;
 
-    const students = write('students.csv', `${STUDENTS_HEADER}\nhttp://alnoor.school.example,1001,Changed,dev-x,1\nhttp://alnoor.school.example,1002,Bad,dev-y,yes\n`);
+    const students = write(
+      'students.csv',
+      `${STUDENTS_HEADER}\nhttp://alnoor.school.example,1001,Changed,dev-x,1\nhttp://alnoor.school.example,1002,Bad,dev-y,yes\n`,
+    );
     const devices = write('devices.csv', 'id_device,token\ndev-1001,changed\ndev-1001,again\n');
     expect(await main(['--students', students, '--devices', devices], io)).toBe(1);
     expect(out).toEqual([]);
@@ -481,7 +511,11 @@ describe('import CLI', () => {
     io.env = pg === undefined ? { SQLITE_PATH: dir } : { DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:5432/test' };
     expect(await main(['--devices', DEVICES_CSV], io)).toBe(1);
     expect(err).toHaveLength(1);
-    expect(err[0]).toMatch(pg === undefined ? new RegExp(`^error: SQLITE_PATH \\(${escapeRe(dir)}\\): `) : /^error: DATABASE_URL \(postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:5432\/test\): PostgreSQL refused the login/);
+    expect(err[0]).toMatch(
+      pg === undefined
+        ? new RegExp(`^error: SQLITE_PATH \\(${escapeRe(dir)}\\): `)
+        : /^error: DATABASE_URL \(postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:5432\/test\): PostgreSQL refused the login/,
+    );
     expect(err[0]).not.toMatch(/secret/);
   });
 });
@@ -548,11 +582,13 @@ describe('a school switches whole (issue 30, rule 7)', () => {
     // Commits another connection made (SQLite: each merge batch), or whether an import's merge holds the students table (PostgreSQL).
     const dataVersion = watcher?.prepare('PRAGMA data_version').pluck();
     const merging = async () =>
-      (await client!.query(
-        `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+      (
+        await client!.query(
+          `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = $1 AND c.relname = 'students' AND l.mode = 'RowExclusiveLock' AND l.granted`,
-        [pg!.schema],
-      )).rowCount! > 0;
+          [pg!.schema],
+        )
+      ).rowCount! > 0;
     const points: { name: string; reached: (stderr: string, commits: number) => Promise<boolean> }[] = [
       { name: 'staging', reached: async (stderr) => stderr.includes('% read') },
       ...(pg === undefined
@@ -579,14 +615,20 @@ describe('a school switches whole (issue 30, rule 7)', () => {
           await new Promise((r) => setTimeout(r, 1));
         }
         run.child.kill('SIGKILL');
-        expect({ point: point.name, ...(await run.exited), stderr: run.stderr().replace(/.*% read\n/g, '') }).toEqual({ point: point.name, code: null, signal: 'SIGKILL', stderr: '' });
+        expect({ point: point.name, ...(await run.exited), stderr: run.stderr().replace(/.*% read\n/g, '') }).toEqual({
+          point: point.name,
+          code: null,
+          signal: 'SIGKILL',
+          stderr: '',
+        });
         expect({ point: point.name, mixed: tally(await states(reader, data)).mixed }).toEqual({ point: point.name, mixed: 0 });
       }
       expect(mixedWhileRunning).toBe(0);
 
       const rerun = spawnImport(['--students', newCsv, '--replace'], storeEnv());
       expect(await rerun.exited).toEqual({ code: 0, signal: null });
-      for (let i = 0; i < 500 && tally(await states(reader, data)).new < data.schools.length; i += 1) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && tally(await states(reader, data)).new < data.schools.length; i += 1)
+        await new Promise((r) => setTimeout(r, 10));
       expect(tally(await states(reader, data))).toEqual({ old: 0, new: 200, mixed: 0 });
       expect((await dump()).students).toHaveLength(data.new.length);
     } finally {

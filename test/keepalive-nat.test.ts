@@ -23,7 +23,10 @@ function user(): http.Agent {
 /** GetTokenDevice as `agent`'s user; a reply not come within 10 s is status 0 (none). */
 function ask(port: number, agent: http.Agent): Promise<number> {
   return Promise.race([
-    request(port, TOKEN_PATH, { agent }).then((r: Reply) => r.status, () => -1),
+    request(port, TOKEN_PATH, { agent }).then(
+      (r: Reply) => r.status,
+      () => -1,
+    ),
     new Promise<number>((resolve) => setTimeout(resolve, 10_000, 0)),
   ]);
 }

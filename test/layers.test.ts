@@ -13,7 +13,11 @@ const ROOT = path.join(__dirname, '..');
 const CLI = path.join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
 
 function cruise(cwd: string, outputType = 'err') {
-  return spawnSync(process.execPath, [CLI, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', outputType], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return spawnSync(process.execPath, [CLI, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', outputType], {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
 }
 
 const layerOf = (file: string): string | null => {
@@ -37,7 +41,8 @@ let copy: string;
 beforeAll(() => {
   copy = fs.mkdtempSync(path.join(os.tmpdir(), 'layers-'));
   fs.cpSync(path.join(ROOT, 'src'), path.join(copy, 'src'), { recursive: true });
-  for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json']) fs.copyFileSync(path.join(ROOT, file), path.join(copy, file));
+  for (const file of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json'])
+    fs.copyFileSync(path.join(ROOT, file), path.join(copy, file));
   fs.mkdirSync(path.join(copy, 'docs'));
   fs.copyFileSync(path.join(ROOT, 'docs', 'design.md'), path.join(copy, 'docs', 'design.md'));
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
@@ -59,7 +64,10 @@ test('an upward import, a circle and a file outside the layers each fail the che
   fs.appendFileSync(path.join(copy, 'src/store/store.ts'), "\nexport { ping } from './ping';\n");
   // A folder that is no layer.
   fs.mkdirSync(path.join(copy, 'src/misc'));
-  fs.writeFileSync(path.join(copy, 'src/misc/util.ts'), "import { escapeText } from '../basics/escape';\nexport const two = escapeText('2');\n");
+  fs.writeFileSync(
+    path.join(copy, 'src/misc/util.ts'),
+    "import { escapeText } from '../basics/escape';\nexport const two = escapeText('2');\n",
+  );
   fs.appendFileSync(path.join(copy, 'src/main.ts'), "\nimport { two } from './misc/util';\nvoid two;\n");
 
   const run = cruise(copy);
@@ -106,7 +114,9 @@ test("docs/design.md's import table is the import graph of src/, row for row, an
     for (const to of table.get(from) ?? []) if (!seen.has(to)) reaches(to, seen.add(to));
     return seen;
   };
-  const reduced = [...table].flatMap(([from, tos]) => [...tos].filter((to) => ![...tos].some((other) => other !== to && reaches(other).has(to))).map((to) => `${from} --> ${to}`));
+  const reduced = [...table].flatMap(([from, tos]) =>
+    [...tos].filter((to) => ![...tos].some((other) => other !== to && reaches(other).has(to))).map((to) => `${from} --> ${to}`),
+  );
   const mermaid = /```mermaid\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(ROOT, 'docs', 'design.md'), 'utf8'))![1];
   const drawn = [...mermaid.matchAll(/^\s*(\w+)(?:\["[^"]*"\])? --> (\w+)/gm)].map(([, from, to]) => `${from} --> ${to}`);
   expect(drawn.sort()).toEqual(reduced.sort());

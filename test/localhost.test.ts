@@ -41,8 +41,11 @@ describe('PROTOCOLS names', () => {
 });
 
 /** A request as isLocalCaller reads it: the socket's two ends and the headers (by default a URL on a host that is not loopback). */
-const fakeRequest = (remoteAddress: string | undefined, localAddress: string, headers: http.IncomingHttpHeaders = { host: 'school.example' }) =>
-  ({ socket: { remoteAddress, localAddress, localPort: 80 }, headers }) as unknown as http.IncomingMessage;
+const fakeRequest = (
+  remoteAddress: string | undefined,
+  localAddress: string,
+  headers: http.IncomingHttpHeaders = { host: 'school.example' },
+) => ({ socket: { remoteAddress, localAddress, localPort: 80 }, headers }) as unknown as http.IncomingMessage;
 const direct = { trustProxy: false, publicUrl: null };
 const proxied = { trustProxy: true, publicUrl: null };
 
@@ -65,10 +68,12 @@ describe('isLocalCaller: .NET HttpRequest.IsLocal, and the forwarded client behi
     ['a loopback client', '127.0.0.1', true],
     ['an IPv6 loopback client as IIS ARR writes it', '[::1]:50123', true],
     ['a client elsewhere', '203.0.113.9', false],
-    ['a client that claims loopback before the proxy\'s entry', '127.0.0.1, 203.0.113.9', false],
+    ["a client that claims loopback before the proxy's entry", '127.0.0.1, 203.0.113.9', false],
     ['an entry that is no address', 'unknown', false],
   ])('with TRUST_PROXY and a proxy on this machine, %s (%s)', (_what, forwarded, local) => {
-    expect(isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1', { host: 'school.example', 'x-forwarded-for': forwarded }), proxied)).toBe(local);
+    expect(isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1', { host: 'school.example', 'x-forwarded-for': forwarded }), proxied)).toBe(
+      local,
+    );
   });
 
   test('with TRUST_PROXY, a request whose client the proxy did not name is not local', () => {
@@ -102,20 +107,38 @@ describe("isLocalCaller: .NET's Request.Url.IsLoopback, the URL the request was 
 
   test('behind TRUST_PROXY, the host the proxy says the client asked for, not the one it asked us for', () => {
     const via = (host: string, forwardedHost?: string) =>
-      isLocalCaller(fakeRequest('127.0.0.1', '127.0.0.1', { host, 'x-forwarded-for': '203.0.113.9', ...(forwardedHost ? { 'x-forwarded-host': forwardedHost } : {}) }), proxied);
+      isLocalCaller(
+        fakeRequest('127.0.0.1', '127.0.0.1', {
+          host,
+          'x-forwarded-for': '203.0.113.9',
+          ...(forwardedHost ? { 'x-forwarded-host': forwardedHost } : {}),
+        }),
+        proxied,
+      );
     expect(via('127.0.0.1:8080', 'school.example')).toBe(false);
     expect(via('school.example')).toBe(false);
     expect(via('school.example', 'localhost')).toBe(true);
   });
 
   test("with PUBLIC_URL, its host is the request's", () => {
-    expect(isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10', { host: 'localhost' }), { trustProxy: false, publicUrl: 'https://school.example/S' })).toBe(false);
+    expect(
+      isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10', { host: 'localhost' }), {
+        trustProxy: false,
+        publicUrl: 'https://school.example/S',
+      }),
+    ).toBe(false);
     expect(isLocalCaller(fakeRequest(REMOTE_PEER, '192.0.2.10'), { trustProxy: false, publicUrl: 'http://localhost:8080' })).toBe(true);
   });
 });
 
 describe('the protocols switch with HttpPostLocalhost: a remote POST as with HTTP POST off, the rest as with it on', () => {
-  const sets = [NET_DEFAULT, 'HttpPostLocalhost', 'HttpPostLocalhost,HttpGet', 'HttpSoap,HttpPostLocalhost', 'HttpPostLocalhost,HttpGet,Documentation'];
+  const sets = [
+    NET_DEFAULT,
+    'HttpPostLocalhost',
+    'HttpPostLocalhost,HttpGet',
+    'HttpSoap,HttpPostLocalhost',
+    'HttpPostLocalhost,HttpGet,Documentation',
+  ];
   const kinds: RequestKind[] = ['soap', 'page', 'httpget', 'httppost'];
   const set = (value: string) => loadConfig({ PROTOCOLS: value }).protocols;
   // Each kind of request as the factories read it: the method and the path after `.asmx`.
@@ -160,11 +183,26 @@ interface Answer {
 function call(port: number, method: string, path: string, from: string, headers: Record<string, string> = {}, body = ''): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method, path, localAddress: from, headers: { Host: 'school.example', ...headers, ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        localAddress: from,
+        headers: {
+          Host: 'school.example',
+          ...headers,
+          ...(method === 'POST'
+            ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) }
+            : {}),
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') }),
+        );
       },
     );
     req.on('error', reject);

@@ -31,7 +31,8 @@ const soap12 = (id: string, body: string) => ({
   headers: { 'Content-Type': 'application/soap+xml; charset=utf-8', 'X-Request-Id': id },
   body,
 });
-const envelope12 = (body: string) => `<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body>${body}</soap:Body></soap:Envelope>`;
+const envelope12 = (body: string) =>
+  `<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body>${body}</soap:Body></soap:Envelope>`;
 const requestLine = (s: Service, id: string) => s.waitFor((l) => l.reqId === id && l.msg === 'request');
 
 function expectBounded(s: Service): void {
@@ -45,7 +46,12 @@ function capture(): { logger: ReturnType<typeof createLogger>; lines: string[] }
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -56,7 +62,11 @@ describe('bounded values and lines', () => {
   test('a 3 MB phone full of **** is refused on a line of a few hundred bytes, masked', async () => {
     const s = await service({ env: SMS_ENV });
     const phone = `${PHONE}****${'9'.repeat(3_000_000)}`;
-    const r = await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('huge-phone', `code=${CODE}&phone=${encodeURIComponent(phone)}`));
+    const r = await request(
+      s.port,
+      '/AuthCodeSending.asmx/AuthCode',
+      form('huge-phone', `code=${CODE}&phone=${encodeURIComponent(phone)}`),
+    );
     expect(r.status).toBe(200);
     const refused = await s.waitFor((l) => l.reqId === 'huge-phone' && l.msg === 'AuthCode request not sent');
     expect(refused).toMatchObject({ reason: 'phone' });
@@ -69,7 +79,11 @@ describe('bounded values and lines', () => {
   test('stars in a value do not pass it as masked: the phone around them is masked', async () => {
     const s = await service({ env: SMS_ENV });
     // Each too long a number, so refused, and logged with the phone as sent.
-    for (const [id, phone] of [['stars-before', `****${PHONE}99999`], ['stars-inside', `${PHONE.slice(0, 8)}****${PHONE.slice(8)}99999`], ['stars-after', `${PHONE}****99999`]]) {
+    for (const [id, phone] of [
+      ['stars-before', `****${PHONE}99999`],
+      ['stars-inside', `${PHONE.slice(0, 8)}****${PHONE.slice(8)}99999`],
+      ['stars-after', `${PHONE}****99999`],
+    ]) {
       await request(s.port, '/AuthCodeSending.asmx/AuthCode', form(id, `code=${CODE}&phone=${encodeURIComponent(phone)}`));
       const line = await s.waitFor((l) => l.reqId === id && l.msg === 'AuthCode request not sent');
       expect(line.phone).toMatch(/^\+?\d{0,6}\*{4}\d{0,3}$/);
@@ -88,7 +102,9 @@ describe('bounded values and lines', () => {
     });
     expect(r.status).toBe(500);
     const line = await requestLine(s, 'long-action');
-    expect(line.reason).toMatch(/^Server did not recognize the value of HTTP Header SOAPAction: http:\/\/tempuri\.org\/A+…\[\d+ more chars\]$/);
+    expect(line.reason).toMatch(
+      /^Server did not recognize the value of HTTP Header SOAPAction: http:\/\/tempuri\.org\/A+…\[\d+ more chars\]$/,
+    );
     expect((line.reason as string).length).toBeLessThan(MAX_VALUE_CHARS + 30);
     expectBounded(s);
   });
@@ -96,7 +112,13 @@ describe('bounded values and lines', () => {
   test('values are cut, at any depth; objects, arrays and keys are bounded; a stack keeps its frames', () => {
     const long = 'é'.repeat(10_000);
     const error = new Error(long);
-    const fields = fieldsOf({ a: long, deep: { b: { c: { d: { e: { f: 1 } } } } }, list: Array.from({ length: 100 }, (_, i) => i), many: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i])), error });
+    const fields = fieldsOf({
+      a: long,
+      deep: { b: { c: { d: { e: { f: 1 } } } } },
+      list: Array.from({ length: 100 }, (_, i) => i),
+      many: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i])),
+      error,
+    });
     expect(fields.a).toBe(`${'é'.repeat(MAX_VALUE_CHARS)}…[${10_000 - MAX_VALUE_CHARS} more chars]`);
     expect(JSON.stringify(fields.deep)).toBe('{"b":{"c":{"d":{"e":"[object]"}}}}');
     expect((fields.list as unknown[]).length).toBe(17);
@@ -128,9 +150,20 @@ describe('bounded values and lines', () => {
 
 describe('masking', () => {
   test('secrets go at any depth and in any case; a phone is masked whatever it is', () => {
-    const fields = fieldsOf({ code: CODE, params: { code: CODE, phone: PHONE }, request: { headers: { Authorization: 'Bearer s3cr3t', COOKIE: 'sid=s3cr3t' } }, phone: [PHONE, PHONE], error: Object.assign(new Error('no'), { code: 'ENOENT' }) });
+    const fields = fieldsOf({
+      code: CODE,
+      params: { code: CODE, phone: PHONE },
+      request: { headers: { Authorization: 'Bearer s3cr3t', COOKIE: 'sid=s3cr3t' } },
+      phone: [PHONE, PHONE],
+      error: Object.assign(new Error('no'), { code: 'ENOENT' }),
+    });
     expect(JSON.stringify(fields)).not.toMatch(new RegExp(`${CODE}|s3cr3t|${HIDDEN}`));
-    expect(fields).toMatchObject({ code: '[redacted]', params: { code: '[redacted]', phone: '+96477****567' }, request: { headers: { Authorization: '[redacted]', COOKIE: '[redacted]' } }, error: { code: 'ENOENT' } });
+    expect(fields).toMatchObject({
+      code: '[redacted]',
+      params: { code: '[redacted]', phone: '+96477****567' },
+      request: { headers: { Authorization: '[redacted]', COOKIE: '[redacted]' } },
+      error: { code: 'ENOENT' },
+    });
   });
 
   test('only the masked form passes as masked', () => {
@@ -159,7 +192,11 @@ describe('phones in any spelling, codes by any name (issue 30, rule 6)', () => {
         (action, i): [string, string, Parameters<typeof request>[2]] => [
           `action-${i}`,
           '/AuthCodeSending.asmx',
-          { method: 'POST', headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: action, 'X-Request-Id': `action-${i}` }, body: '<x/>' },
+          {
+            method: 'POST',
+            headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: action, 'X-Request-Id': `action-${i}` },
+            body: '<x/>',
+          },
         ],
       ),
     ];
@@ -180,16 +217,44 @@ describe('phones in any spelling, codes by any name (issue 30, rule 6)', () => {
   });
 
   test('every spelling the intake reads is masked, wherever it stands in a value', () => {
-    const spellings = ['+9647701234567', '9647701234567', '009647701234567', '07701234567', '7701234567', '0770 123 4567', '0770-123-4567', '0770.123.4567', '(0770) 123 4567', '+964 (770) 123-4567', '00964 770 123 4567', '0770 - 123 - 4567', '٠٧٧٠١٢٣٤٥٦٧', '０７７０１２３４５６７', '0770/123/4567', 'x07701234567', '%2B964%20770%20123%204567'];
+    const spellings = [
+      '+9647701234567',
+      '9647701234567',
+      '009647701234567',
+      '07701234567',
+      '7701234567',
+      '0770 123 4567',
+      '0770-123-4567',
+      '0770.123.4567',
+      '(0770) 123 4567',
+      '+964 (770) 123-4567',
+      '00964 770 123 4567',
+      '0770 - 123 - 4567',
+      '٠٧٧٠١٢٣٤٥٦٧',
+      '０７７０１２３４５６７',
+      '0770/123/4567',
+      'x07701234567',
+      '%2B964%20770%20123%204567',
+    ];
     for (const phone of spellings) {
       const fields = fieldsOf({ error: new Error(`HTTP 400: bad number ${phone}.`), note: `to=${phone};`, list: [`"${phone}"`] });
-      const text = JSON.stringify(fields).replace(/[٠-٩]/g, (d) => String(d.charCodeAt(0) - 0x660)).replace(/[０-９]/g, (d) => String(d.charCodeAt(0) - 0xff10));
+      const text = JSON.stringify(fields)
+        .replace(/[٠-٩]/g, (d) => String(d.charCodeAt(0) - 0x660))
+        .replace(/[０-９]/g, (d) => String(d.charCodeAt(0) - 0xff10));
       expect([phone, text]).toEqual([phone, expect.not.stringMatching(SEVEN)]);
     }
   });
 
   test('codes go by the name ASP.NET decodes, in a query, a form, a SOAP body and JSON', () => {
-    const texts = [`/AuthCodeSending.asmx/AuthCode?%63ode=${CODE}&phone=1`, `c%6fde=${CODE}&x=1`, `CODE=${CODE}`, `a=1&%u0063ode=${CODE}`, `<soap:Body><AuthCode><code>${CODE}</code></AuthCode></soap:Body>`, `<x:CODE a="1">${CODE}</x:CODE>`, `{"code": "${CODE}"}`];
+    const texts = [
+      `/AuthCodeSending.asmx/AuthCode?%63ode=${CODE}&phone=1`,
+      `c%6fde=${CODE}&x=1`,
+      `CODE=${CODE}`,
+      `a=1&%u0063ode=${CODE}`,
+      `<soap:Body><AuthCode><code>${CODE}</code></AuthCode></soap:Body>`,
+      `<x:CODE a="1">${CODE}</x:CODE>`,
+      `{"code": "${CODE}"}`,
+    ];
     for (const text of texts) expect([text, maskText(text)]).toEqual([text, expect.not.stringContaining(CODE)]);
     expect(JSON.stringify(fieldsOf({ url: texts[0], body: texts[1] }))).not.toContain(CODE);
   });
@@ -224,7 +289,11 @@ describe('request id', () => {
     expect(await s.waitFor((l) => l.msg === 'AuthCode request not sent' && l.reason === 'phone')).toMatchObject({ reqId: 'bad-phone' });
     await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('first', `code=111111&phone=${encodeURIComponent(PHONE)}`));
     await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('over-limit', `code=222222&phone=${encodeURIComponent(PHONE)}`));
-    expect(await s.waitFor((l) => l.msg === 'AuthCode request not sent' && l.reason === 'limit')).toMatchObject({ reqId: 'over-limit', limit: 'phone', phone: '+96477****567' });
+    expect(await s.waitFor((l) => l.msg === 'AuthCode request not sent' && l.reason === 'limit')).toMatchObject({
+      reqId: 'over-limit',
+      limit: 'phone',
+      phone: '+96477****567',
+    });
     expect(s.lines.filter((l) => l.msg === 'AuthCode request not sent')).toHaveLength(2);
   });
 
@@ -234,12 +303,20 @@ describe('request id', () => {
     try {
       gateway.delayMs = 300;
       const s = await service({ env: { ...SMS_ENV, SMS_GATEWAY: 'http', SMS_HTTP_URL: url } });
-      const r = await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('woke-dispatcher', `code=${CODE}&phone=${encodeURIComponent(PHONE)}`));
+      const r = await request(
+        s.port,
+        '/AuthCodeSending.asmx/AuthCode',
+        form('woke-dispatcher', `code=${CODE}&phone=${encodeURIComponent(PHONE)}`),
+      );
       expect(r.status).toBe(200);
       const sent = await s.waitFor((l) => /^SMS /.test(l.msg) && l.level === 'info');
       expect(sent.reqId).toBeUndefined();
       // The dispatcher's next rounds run from the timer that request's wake-up set.
-      await request(s.port, '/AuthCodeSending.asmx/AuthCode', form('second', `code=${CODE}1&phone=${encodeURIComponent('+9647701234568')}`));
+      await request(
+        s.port,
+        '/AuthCodeSending.asmx/AuthCode',
+        form('second', `code=${CODE}1&phone=${encodeURIComponent('+9647701234568')}`),
+      );
       await s.waitFor((l) => /^SMS /.test(l.msg) && l !== sent);
       expect(s.lines.filter((l) => /^SMS /.test(l.msg)).map((l) => l.reqId)).toEqual([undefined, undefined]);
       // While a request is served, its lines do carry its id.
@@ -253,13 +330,45 @@ describe('request id', () => {
 
 describe('a refused request says why', () => {
   const cases: [string, Parameters<typeof request>[2], Partial<LogLine>][] = [
-    ['malformed', soap12('malformed', '<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body>'), { status: 500, fault: 'Server', reason: expect.stringMatching(/^Unexpected end of file has occurred\./) }],
-    ['doctype', soap12('doctype', `<!DOCTYPE x [<!ENTITY e "${CODE}">]>${envelope12('')}`), { status: 500, reason: 'DTD is prohibited in this XML document.' }],
-    ['doctype-11', { method: 'POST', headers: { 'Content-Type': 'text/xml', SOAPAction: '"http://tempuri.org/AuthCode"', 'X-Request-Id': 'doctype-11' }, body: '<!DOCTYPE x><x/>' }, { status: 400, reason: 'DTD is prohibited in this XML document.' }],
-    ['missing', { method: 'GET', headers: { 'X-Request-Id': 'missing' } }, { status: 500, fault: 'Client', reason: 'Missing parameter: phone.' }],
-    ['markup', soap12('markup', envelope12(`<AuthCode xmlns="http://tempuri.org/"><code>48<b/>${CODE}</code><phone>${PHONE}</phone></AuthCode>`)), { status: 400, reason: 'markup in a parameter' }],
-    ['dangerous', { method: 'GET', headers: { 'X-Request-Id': 'dangerous' } }, { status: 500, reason: 'potentially dangerous value in query string field code' }],
-    ['media', { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Request-Id': 'media' }, body: CODE }, { status: 500, reason: 'Data at the root level is invalid. Line 1, position 1.' }],
+    [
+      'malformed',
+      soap12('malformed', '<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body>'),
+      { status: 500, fault: 'Server', reason: expect.stringMatching(/^Unexpected end of file has occurred\./) },
+    ],
+    [
+      'doctype',
+      soap12('doctype', `<!DOCTYPE x [<!ENTITY e "${CODE}">]>${envelope12('')}`),
+      { status: 500, reason: 'DTD is prohibited in this XML document.' },
+    ],
+    [
+      'doctype-11',
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'text/xml', SOAPAction: '"http://tempuri.org/AuthCode"', 'X-Request-Id': 'doctype-11' },
+        body: '<!DOCTYPE x><x/>',
+      },
+      { status: 400, reason: 'DTD is prohibited in this XML document.' },
+    ],
+    [
+      'missing',
+      { method: 'GET', headers: { 'X-Request-Id': 'missing' } },
+      { status: 500, fault: 'Client', reason: 'Missing parameter: phone.' },
+    ],
+    [
+      'markup',
+      soap12('markup', envelope12(`<AuthCode xmlns="http://tempuri.org/"><code>48<b/>${CODE}</code><phone>${PHONE}</phone></AuthCode>`)),
+      { status: 400, reason: 'markup in a parameter' },
+    ],
+    [
+      'dangerous',
+      { method: 'GET', headers: { 'X-Request-Id': 'dangerous' } },
+      { status: 500, reason: 'potentially dangerous value in query string field code' },
+    ],
+    [
+      'media',
+      { method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Request-Id': 'media' }, body: CODE },
+      { status: 500, reason: 'Data at the root level is invalid. Line 1, position 1.' },
+    ],
   ];
   const paths: Record<string, string> = {
     missing: `/AuthCodeSending.asmx/AuthCode?code=${CODE}`,

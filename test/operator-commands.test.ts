@@ -15,7 +15,17 @@ import { request, startService, TOKEN_PATH } from './helpers/service';
 const ROOT = path.join(__dirname, '..');
 const SCRIPTS: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
 /** What a build and the commands need; the copy holds nothing else of the project. */
-const COPIED = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'scripts', 'test/clients', 'wsdl', 'demo'];
+const COPIED = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'src',
+  'scripts',
+  'test/clients',
+  'wsdl',
+  'demo',
+];
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 
 let copy: string;
@@ -84,7 +94,8 @@ describe('package.json scripts', () => {
   it('only build and prepare write dist/; every other build goes to .dev-build/ and tsc only type-checks', () => {
     for (const [name, command] of Object.entries(SCRIPTS)) {
       if (name === 'build' || name === 'prepare') expect(command).toBe('node scripts/build.js');
-      else if (command.includes('scripts/build.js')) expect([name, command]).toEqual([name, expect.stringMatching(/^node scripts\/build\.js --out \.dev-build && node \.dev-build\//)]);
+      else if (command.includes('scripts/build.js'))
+        expect([name, command]).toEqual([name, expect.stringMatching(/^node scripts\/build\.js --out \.dev-build && node \.dev-build\//)]);
       else if (/\btsc\b/.test(command)) expect([name, command]).toEqual([name, expect.stringContaining('--noEmit')]);
       if (command.includes('.dev-build/')) expect(command).toMatch(/^node scripts\/build\.js --out \.dev-build && /);
       expect([name, command]).not.toEqual([name, expect.stringMatching(/rmSync|rm -|rimraf/)]);
@@ -94,7 +105,8 @@ describe('package.json scripts', () => {
   it('docs/operations-commands.md names every script', () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs', 'operations-commands.md'), 'utf8');
     // npm's own lifecycle names: `npm start`, `npm test`, and preinstall and prepare, which npm ci runs.
-    const named = (name: string) => (name === 'prepare' || name === 'preinstall' ? `\`${name}\`` : ['start', 'test'].includes(name) ? `npm ${name}` : `npm run ${name}`);
+    const named = (name: string) =>
+      name === 'prepare' || name === 'preinstall' ? `\`${name}\`` : ['start', 'test'].includes(name) ? `npm ${name}` : `npm run ${name}`;
     const missing = Object.keys(SCRIPTS).filter((name) => !doc.includes(named(name)));
     expect(missing).toEqual([]);
   });
@@ -189,28 +201,46 @@ describe('a production install: npm prune --omit=dev', () => {
   it('every operator command runs there, and dist/ is unchanged afterwards', async () => {
     const ran: Record<string, { status: number | null; all: string }> = {
       'import --demo': npm('run', '-s', 'import', '--', '--demo'),
-      'import CSV': npm('run', '-s', 'import', '--', '--students', path.join(FIXTURES, 'data', 'students.csv'), '--devices', path.join(FIXTURES, 'data', 'devices.csv')),
+      'import CSV': npm(
+        'run',
+        '-s',
+        'import',
+        '--',
+        '--students',
+        path.join(FIXTURES, 'data', 'students.csv'),
+        '--devices',
+        path.join(FIXTURES, 'data', 'devices.csv'),
+      ),
       'outbox --list': npm('run', '-s', 'outbox', '--', '--list'),
       'outbox --list --failed': npm('run', '-s', 'outbox', '--', '--list', '--failed'),
       'shadow-report': npm('run', '-s', 'shadow-report', '--', path.join(FIXTURES, 'shadow-differences.jsonl')),
       // The registry is unreachable here: the command runs, and accepts, as told, that it checked nothing.
       audit: npm('run', '-s', 'audit', '--', '--allow-unchecked'),
     };
-    for (const [what, r] of Object.entries(ran)) expect([what, r.status, r.all]).toEqual([what, 0, expect.not.stringMatching(/not found|Cannot find module|typescript/)]);
+    for (const [what, r] of Object.entries(ran))
+      expect([what, r.status, r.all]).toEqual([what, 0, expect.not.stringMatching(/not found|Cannot find module|typescript/)]);
     expect(ran['import CSV']!.all).toMatch(/students/);
     expect(ran['shadow-report']!.all).toMatch(/^2 requests with differences\n[\s\S]*2 kinds of difference/);
     expect(ran.audit!.all).toMatch(/nothing was checked \(accepted: --allow-unchecked\)/);
     // Not told: a check that checked nothing fails.
-    expect(npm('run', '-s', 'audit')).toMatchObject({ status: 3, stderr: expect.stringMatching(/^error: .*; nothing was checked \(--allow-unchecked accepts that\)\n$/) });
+    expect(npm('run', '-s', 'audit')).toMatchObject({
+      status: 3,
+      stderr: expect.stringMatching(/^error: .*; nothing was checked \(--allow-unchecked accepts that\)\n$/),
+    });
 
     // The production start line, as the README and the systemd unit give it, over what was imported.
     const start = SCRIPTS.start!.split(/\s+/).slice(1);
-    const service = await startService({ command: [process.execPath, ...start], cwd: copy, env: { SQLITE_PATH: env().SQLITE_PATH }, load: false });
+    const service = await startService({
+      command: [process.execPath, ...start],
+      cwd: copy,
+      env: { SQLITE_PATH: env().SQLITE_PATH },
+      load: false,
+    });
     try {
       const listening = await service.waitFor((l) => l.msg.startsWith('listening on '));
       expect(listening.msg).toMatch(/store SQLite .*school\.db: [1-9]\d* students, [1-9]\d* devices/);
       // Built outside any git checkout (the copy): the version, and no commit to name.
-      expect(listening.msg).toContain('; version 1.0.0, commit unknown; ')
+      expect(listening.msg).toContain('; version 1.0.0, commit unknown; ');
       const token = await request(service.port, TOKEN_PATH);
       expect(token.status).toBe(200);
     } finally {

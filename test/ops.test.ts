@@ -21,14 +21,23 @@ describe('start', () => {
     const s = await service();
     const line = s.lines.find((l) => l.msg.startsWith('listening on '))!;
     expect(line.msg).toContain(`open http://127.0.0.1:${s.port}/AuthCodeSending.asmx`);
-    expect(line.msg).toMatch(new RegExp(`store SQLite ${s.dbPath.replace(/[.]/g, '\\.')}: \\d+ students, \\d+ devices; settings read: PORT, HOST, SQLITE_PATH, LOG_LEVEL, ADMIN_PORT$`));
+    expect(line.msg).toMatch(
+      new RegExp(
+        `store SQLite ${s.dbPath.replace(/[.]/g, '\\.')}: \\d+ students, \\d+ devices; settings read: PORT, HOST, SQLITE_PATH, LOG_LEVEL, ADMIN_PORT$`,
+      ),
+    );
     // No gateway by default: the line says that codes are not sent.
     expect(line.sms).toBe('SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min');
     expect(line.msg).not.toContain('empty');
   });
 
   test('on PostgreSQL the start line names the database, never its password', () => {
-    const line = startLine(loadConfig({ DATABASE_URL: 'postgres://school:s3cret@db.example:5432/students' }), 8080, { students: 3, devices: 1 }, 1);
+    const line = startLine(
+      loadConfig({ DATABASE_URL: 'postgres://school:s3cret@db.example:5432/students' }),
+      8080,
+      { students: 3, devices: 1 },
+      1,
+    );
     expect(line).toContain('store PostgreSQL postgres://school:***@db.example:5432/students: 3 students, 1 devices');
     expect(line).not.toContain('s3cret');
     expect(line).not.toContain('SQLite');
@@ -109,7 +118,11 @@ describe('request log', () => {
     const s = await service();
     const r = await request(s.port, '/NotificationNotes.asmx/GetStudentSchool?school_base_url=x&show_active=12');
     expect(r.status).toBe(500);
-    expect(await s.waitFor((l) => l.reqId === r.headers['x-request-id'])).toMatchObject({ binding: 'httpget', status: 500, fault: 'Client' });
+    expect(await s.waitFor((l) => l.reqId === r.headers['x-request-id'])).toMatchObject({
+      binding: 'httpget',
+      status: 500,
+      fault: 'Client',
+    });
   });
 
   test('no line holds an AuthCode code or a whole phone number', async () => {
@@ -139,12 +152,19 @@ describe('request log', () => {
     db.exec('DROP TABLE auth_code_outbox');
     db.close();
     const r = await request(s.port, '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B9647701234567');
-    expect([r.status, r.body]).toEqual([500, 'Server was unable to process request. ---> An internal error occurred while processing the request.\r\n']);
+    expect([r.status, r.body]).toEqual([
+      500,
+      'Server was unable to process request. ---> An internal error occurred while processing the request.\r\n',
+    ]);
     const id = r.headers['x-request-id'];
     const error = await s.waitFor((l) => l.reqId === id && l.level === 'error');
     expect(error.msg).toBe('request failed');
     expect((error.error as { stack: string }).stack).toMatch(/no such table: auth_code_outbox[\s\S]*\n\s+at /);
-    expect(await s.waitFor((l) => l.reqId === id && l.msg === 'request')).toMatchObject({ status: 500, fault: 'Server', operation: 'AuthCode' });
+    expect(await s.waitFor((l) => l.reqId === id && l.msg === 'request')).toMatchObject({
+      status: 500,
+      fault: 'Server',
+      operation: 'AuthCode',
+    });
     expect(await metricsOf(s)).toMatch(/^asmx_store_errors_total\{endpoint="AuthCodeSending",operation="AuthCode"\} 1$/m);
   });
 });
@@ -155,12 +175,16 @@ describe('admin listener', () => {
     await request(s.port, TOKEN_PATH);
     await request(s.port, TOKEN_PATH);
     const m = await metricsOf(s);
-    expect(m).toMatch(/^asmx_requests_total\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget",status="200"\} 2$/m);
-    expect(m).toMatch(/^asmx_request_duration_seconds_count\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget"\} 2$/m);
+    expect(m).toMatch(
+      /^asmx_requests_total\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget",status="200"\} 2$/m,
+    );
+    expect(m).toMatch(
+      /^asmx_request_duration_seconds_count\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget"\} 2$/m,
+    );
     expect(m).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 
-  test('/healthz answers; /readyz and /metrics\' asmx_ready follow the store', async () => {
+  test("/healthz answers; /readyz and /metrics' asmx_ready follow the store", async () => {
     const s = await service();
     const readyGauge = async () => /^asmx_ready (\S+)$/m.exec(await metricsOf(s))?.[1];
     expect(await request(s.adminPort, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });

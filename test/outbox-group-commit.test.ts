@@ -34,7 +34,15 @@ function recording(refuse: (sql: string, params: readonly unknown[]) => boolean 
   return { conn, runs };
 }
 
-const settle = (promises: Promise<unknown>[]) => Promise.all(promises.map((p) => p.then(() => 'ok', (e: Error) => e.message)));
+const settle = (promises: Promise<unknown>[]) =>
+  Promise.all(
+    promises.map((p) =>
+      p.then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    ),
+  );
 
 test('the AuthCodes of one turn go in one INSERT; a later turn makes its own', async () => {
   const { conn, runs } = recording();
@@ -42,7 +50,9 @@ test('the AuthCodes of one turn go in one INSERT; a later turn makes its own', a
   await Promise.all([1, 2, 3, 4, 5].map((i) => outbox.enqueue(String(i), `+96477012345${i}0`)));
   expect(runs).toEqual([{ sql: expect.stringMatching(/VALUES \(\?, \?, \?, \?\)(, \(\?, \?, \?, \?\)){4}$/), rows: 5 }]);
   await outbox.enqueue('6', '+9647701234560');
-  expect(runs.slice(1)).toEqual([{ sql: 'INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at) VALUES (?, ?, ?, ?)', rows: 1 }]);
+  expect(runs.slice(1)).toEqual([
+    { sql: 'INSERT INTO auth_code_outbox (code, phone, created_at, next_attempt_at) VALUES (?, ?, ?, ?)', rows: 1 },
+  ]);
 });
 
 test('at most 32 rows an INSERT', async () => {
@@ -73,7 +83,12 @@ describe('on the store', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'group-commit-'));
     if (process.env.TEST_STORE === 'postgres') pg = await testDatabase();
-    store = await openStore({ sqlitePath: join(dir, 'db.sqlite'), databaseUrl: pg?.url ?? null, databasePoolSize: 2, databaseStatementTimeoutMs: 5000 });
+    store = await openStore({
+      sqlitePath: join(dir, 'db.sqlite'),
+      databaseUrl: pg?.url ?? null,
+      databasePoolSize: 2,
+      databaseStatementTimeoutMs: 5000,
+    });
   });
 
   afterEach(async () => {

@@ -44,9 +44,11 @@ async function listen(size: number): Promise<{ server: http.Server; port: number
 }
 
 describe('pipelined requests', () => {
-  it('every supported Node: the connection is paced (node\'s parser listeners were found and taken over)', async () => {
+  it("every supported Node: the connection is paced (node's parser listeners were found and taken over)", async () => {
     const { server, port } = await listen(1);
-    const paced = new Promise<boolean>((resolve) => server.once('connection', (socket: net.Socket) => setImmediate(() => resolve(isPaced(socket)))));
+    const paced = new Promise<boolean>((resolve) =>
+      server.once('connection', (socket: net.Socket) => setImmediate(() => resolve(isPaced(socket)))),
+    );
     const client = net.connect(port, '127.0.0.1');
     expect(await paced).toBe(true);
     client.destroy();
@@ -78,23 +80,26 @@ describe('pipelined requests', () => {
     expect(most).toBe(1);
   });
 
-  it.each([100, 3000, 200_000])('a request with a body of %i bytes pipelined behind another gets its whole body once its turn comes', async (size) => {
-    const server = createServer(limits, (req, res) => {
-      let bytes = 0;
-      req.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      req.on('end', () => res.end(`${req.method} ${bytes}\n`));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
-    const post = `POST /x HTTP/1.1\r\nHost: school.example\r\nContent-Length: ${size}\r\n\r\n${'b'.repeat(size)}`;
-    socket.end(GET('1') + post + GET('2'));
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (text += chunk));
-    await new Promise((resolve) => socket.once('close', resolve));
-    server.close();
-    expect([...text.matchAll(/^(GET|POST) (\d+)$/gm)].map((m) => m[0])).toEqual(['GET 0', `POST ${size}`, 'GET 0']);
-  });
+  it.each([100, 3000, 200_000])(
+    'a request with a body of %i bytes pipelined behind another gets its whole body once its turn comes',
+    async (size) => {
+      const server = createServer(limits, (req, res) => {
+        let bytes = 0;
+        req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        req.on('end', () => res.end(`${req.method} ${bytes}\n`));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+      const post = `POST /x HTTP/1.1\r\nHost: school.example\r\nContent-Length: ${size}\r\n\r\n${'b'.repeat(size)}`;
+      socket.end(GET('1') + post + GET('2'));
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (text += chunk));
+      await new Promise((resolve) => socket.once('close', resolve));
+      server.close();
+      expect([...text.matchAll(/^(GET|POST) (\d+)$/gm)].map((m) => m[0])).toEqual(['GET 0', `POST ${size}`, 'GET 0']);
+    },
+  );
 
   it('a client that never reads: its requests are read only as fast as the kernel takes the answers, and few are held', async () => {
     // Answers of 64 KiB: the kernel's buffers of a loopback connection hold a few hundred at most.
@@ -148,7 +153,15 @@ async function flooded(from: string[], connections: number, seconds: number): Pr
     env: { LOG_LEVEL: 'warn', PORT: String(port) },
     waitListening: false,
   });
-  await until('listening', () => request(port, TOKEN_PATH).then((r) => r.status === 200, () => false), 15_000);
+  await until(
+    'listening',
+    () =>
+      request(port, TOKEN_PATH).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    15_000,
+  );
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))![1]) * 1024;
   const start = rss();
   let most = start;
@@ -158,7 +171,15 @@ async function flooded(from: string[], connections: number, seconds: number): Pr
   // waiting for its answer on its own.
   const replies: Promise<number>[] = [];
   for (let i = 0; i < seconds * 4; i += 1) {
-    replies.push(Promise.race([request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then((r) => r.status, () => -1), new Promise<number>((resolve) => setTimeout(resolve, 15_000, 0).unref())]));
+    replies.push(
+      Promise.race([
+        request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then(
+          (r) => r.status,
+          () => -1,
+        ),
+        new Promise<number>((resolve) => setTimeout(resolve, 15_000, 0).unref()),
+      ]),
+    );
     await new Promise((resolve) => setTimeout(resolve, 250));
     most = Math.max(most, rss());
   }
@@ -175,6 +196,10 @@ describe('the built service under a pipelining flood of connections that never r
   }, 90_000);
 
   it('ten addresses, 300 connections, 10 s: the same', async () => {
-    await flooded(Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`), 300, 10);
+    await flooded(
+      Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`),
+      300,
+      10,
+    );
   }, 90_000);
 });

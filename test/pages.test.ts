@@ -92,9 +92,7 @@ describe('GET /X.asmx?wsdl', () => {
     expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
     expect(res.text).toBe(expectedWsdl(name, 'http://example.com:8080'));
     // And by meaning, which is what clients depend on.
-    expect(await parseStringPromise(res.text)).toEqual(
-      await parseStringPromise(expectedWsdl(name, 'http://example.com:8080')),
-    );
+    expect(await parseStringPromise(res.text)).toEqual(await parseStringPromise(expectedWsdl(name, 'http://example.com:8080')));
   });
 
   it.each(['?wsdl', '?WSDL', '?Wsdl', '?wsdl&x=1', '?x=1&wSdL', '?%77sdl'])('answers %s', async (query) => {
@@ -105,11 +103,15 @@ describe('GET /X.asmx?wsdl', () => {
   });
 
   it('substitutes a configured namespace, escaped in attributes', async () => {
-    const plain = await request(appFor({ xmlNamespace: 'urn:school:v1' })).get('/NotificationNotes.asmx?wsdl').set('Host', 'h');
+    const plain = await request(appFor({ xmlNamespace: 'urn:school:v1' }))
+      .get('/NotificationNotes.asmx?wsdl')
+      .set('Host', 'h');
     expect(plain.text).toBe(expectedWsdl('NotificationNotes', 'http://h', 'urn:school:v1'));
 
     const odd = 'http://school.example/ns?a=1&b="2"';
-    const res = await request(appFor({ xmlNamespace: odd })).get('/PushNotificationMobile.asmx?wsdl').set('Host', 'h');
+    const res = await request(appFor({ xmlNamespace: odd }))
+      .get('/PushNotificationMobile.asmx?wsdl')
+      .set('Host', 'h');
     const doc = await parseStringPromise(res.text);
     expect(doc['wsdl:definitions'].$.targetNamespace).toBe(odd);
     expect(doc['wsdl:definitions'].$['xmlns:tns']).toBe(odd);
@@ -211,9 +213,13 @@ describe('service addresses', () => {
 
   it('PUBLIC_URL wins over everything', async () => {
     const headers = { Host: 'internal', 'X-Forwarded-Host': 'other.example', 'X-Forwarded-Proto': 'http' };
-    expect(await address({ publicUrl: 'https://school.example/ws', trustProxy: true, basePath: '/StudentService' }, headers, '/StudentService/AuthCodeSending.asmx?wsdl')).toBe(
-      'https://school.example/ws/AuthCodeSending.asmx',
-    );
+    expect(
+      await address(
+        { publicUrl: 'https://school.example/ws', trustProxy: true, basePath: '/StudentService' },
+        headers,
+        '/StudentService/AuthCodeSending.asmx?wsdl',
+      ),
+    ).toBe('https://school.example/ws/AuthCodeSending.asmx');
   });
 });
 
@@ -237,11 +243,23 @@ describe('GET /X.asmx?disco', () => {
   });
 
   it('follows the namespace and the service URL', async () => {
-    const doc = await parseStringPromise(discoDocument('https://h/S/AboutUs.asmx', findEndpoint('AboutUs')!, 'urn:x&y', new Set(PROTOCOLS)));
+    const doc = await parseStringPromise(
+      discoDocument('https://h/S/AboutUs.asmx', findEndpoint('AboutUs')!, 'urn:x&y', new Set(PROTOCOLS)),
+    );
     expect(doc.discovery.contractRef[0].$).toMatchObject({ ref: 'https://h/S/AboutUs.asmx?wsdl', docRef: 'https://h/S/AboutUs.asmx' });
     expect(doc.discovery.soap.map((s: { $: Record<string, string> }) => s.$)).toEqual([
-      { address: 'https://h/S/AboutUs.asmx', 'xmlns:q1': 'urn:x&y', binding: 'q1:AboutUsSoap', xmlns: 'http://schemas.xmlsoap.org/disco/soap/' },
-      { address: 'https://h/S/AboutUs.asmx', 'xmlns:q2': 'urn:x&y', binding: 'q2:AboutUsSoap12', xmlns: 'http://schemas.xmlsoap.org/disco/soap/' },
+      {
+        address: 'https://h/S/AboutUs.asmx',
+        'xmlns:q1': 'urn:x&y',
+        binding: 'q1:AboutUsSoap',
+        xmlns: 'http://schemas.xmlsoap.org/disco/soap/',
+      },
+      {
+        address: 'https://h/S/AboutUs.asmx',
+        'xmlns:q2': 'urn:x&y',
+        binding: 'q2:AboutUsSoap12',
+        xmlns: 'http://schemas.xmlsoap.org/disco/soap/',
+      },
     ]);
   });
 });
@@ -323,10 +341,14 @@ describe('GET /X.asmx?op=Op', () => {
       ].join('\r\n'),
     );
     expect(text).toContain('Content-Type: application/soap+xml; charset=utf-8');
-    expect(text).toContain('&lt;soap12:Envelope xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope"&gt;');
+    expect(text).toContain(
+      '&lt;soap12:Envelope xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope"&gt;',
+    );
     // Two StudentInfo items in each of the four responses.
     expect(text.split('&lt;StudentInfo&gt;').length - 1).toBe(8);
-    expect(text).toContain(`      &lt;GetStudentSchoolResult&gt;\r\n        &lt;StudentInfo&gt;\r\n          &lt;id_student&gt;${v('string')}&lt;/id_student&gt;`);
+    expect(text).toContain(
+      `      &lt;GetStudentSchoolResult&gt;\r\n        &lt;StudentInfo&gt;\r\n          &lt;id_student&gt;${v('string')}&lt;/id_student&gt;`,
+    );
     expect(text).toContain(
       `<pre>GET /StudentService/NotificationNotes.asmx/GetStudentSchool?<font class=key>school_base_url</font>=${v('string')}&amp;<font class=key>show_active</font>=${v('string')} HTTP/1.1\r\nHost: school.example\r\n</pre>`,
     );
@@ -392,7 +414,9 @@ describe('hostile input', () => {
         ['Host', '"><script>alert(1)</script>', false],
         ['X-Forwarded-Host', "evil.example'><img src=x onerror=alert(1)>", true],
       ] as const) {
-        const res = await request(appFor({ trustProxy: trust })).get(urlPath).set(name, value);
+        const res = await request(appFor({ trustProxy: trust }))
+          .get(urlPath)
+          .set(name, value);
         expect(res.status).toBe(200);
         expect(res.text).not.toContain('<script>');
         expect(res.text).not.toContain('<img');

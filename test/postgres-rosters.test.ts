@@ -44,7 +44,12 @@ async function open(url = db.url): Promise<Store> {
 
 async function importStudents(store: Store, ids: string[], replace = false): Promise<void> {
   const csv = ['school_base_url,id_student,fullName,id_device,ShowActive', ...ids.map((id) => `${SCHOOL},${id},Name ${id},,1`)].join('\n');
-  const source = { name: 's.csv', read: async function* () { yield Buffer.from(csv); } };
+  const source = {
+    name: 's.csv',
+    read: async function* () {
+      yield Buffer.from(csv);
+    },
+  };
   await importFiles({ students: source }, { delimiter: ',', replace }, () => store.beginImport());
 }
 
@@ -69,7 +74,10 @@ test('rows written by another system (plain SQL: insert, update, delete, truncat
   const store = await open();
   await importStudents(store, ['1']);
   expect(await ids(store)).toEqual(['1']);
-  await db.query(`INSERT INTO students (school_base_url, id_student, "fullName", id_device, "ShowActive") VALUES ($1, '2', 'Two', '', '1')`, [SCHOOL]);
+  await db.query(
+    `INSERT INTO students (school_base_url, id_student, "fullName", id_device, "ShowActive") VALUES ($1, '2', 'Two', '', '1')`,
+    [SCHOOL],
+  );
   await until('the insert is answered', async () => (await ids(store)).join() === '1,2');
   await db.query(`UPDATE students SET "fullName" = 'Renamed' WHERE id_student = '2'`);
   await until('the update is answered', async () => (await store.studentsOf(SCHOOL, '1'))[1]?.fullName === 'Renamed');
@@ -87,7 +95,10 @@ describe('the watch (pg-changes.ts)', () => {
     await changes.start();
     return changes;
   }
-  const write = () => db.query(`INSERT INTO students (school_base_url, id_student, "fullName", id_device, "ShowActive") VALUES ('s', $1, 'n', '', '1')`, [String(Math.random())]);
+  const write = () =>
+    db.query(`INSERT INTO students (school_base_url, id_student, "fullName", id_device, "ShowActive") VALUES ('s', $1, 'n', '', '1')`, [
+      String(Math.random()),
+    ]);
 
   test('its version moves with each committed change of students, not with a rolled-back one or another schema', async () => {
     const changes = await watch();
@@ -124,7 +135,10 @@ describe('the watch (pg-changes.ts)', () => {
   test('a lost connection is replaced, and nothing kept before the loss survives it', async () => {
     const changes = await watch();
     const v0 = changes.version();
-    const killed = await db.query<{ ok: boolean }>('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1', [db.schema]);
+    const killed = await db.query<{ ok: boolean }>(
+      'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1',
+      [db.schema],
+    );
     expect(killed).toEqual([{ ok: true }]);
     await until('listening again, at a new version', () => changes.version() !== null && changes.version() !== v0);
     // And hearing changes again.
@@ -161,7 +175,8 @@ describe('the watch (pg-changes.ts)', () => {
 });
 
 describe('RosterCache.getAsync', () => {
-  const roster = (n: number): StudentInfo[] => Array.from({ length: n }, (_, i) => ({ id_student: String(i), fullName: '', id_device: '', ShowActive: '1' }));
+  const roster = (n: number): StudentInfo[] =>
+    Array.from({ length: n }, (_, i) => ({ id_student: String(i), fullName: '', id_device: '', ShowActive: '1' }));
   function deferred(): { promise: Promise<StudentInfo[]>; resolve(rows: StudentInfo[]): void } {
     let resolve!: (rows: StudentInfo[]) => void;
     const promise = new Promise<StudentInfo[]>((r) => (resolve = r));
@@ -185,22 +200,56 @@ describe('RosterCache.getAsync', () => {
     const cache = new RosterCache(100);
     let version = 1;
     const d = deferred();
-    const early = cache.getAsync(() => version, 'x', '1', () => d.promise);
+    const early = cache.getAsync(
+      () => version,
+      'x',
+      '1',
+      () => d.promise,
+    );
     version = 2;
     let reads = 0;
-    const late = cache.getAsync(() => version, 'x', '1', async () => ((reads += 1), roster(3)));
+    const late = cache.getAsync(
+      () => version,
+      'x',
+      '1',
+      async () => ((reads += 1), roster(3)),
+    );
     d.resolve(roster(2));
     expect(await early).toHaveLength(2);
     expect(await late).toHaveLength(3);
-    expect(await cache.getAsync(() => version, 'x', '1', async () => ((reads += 1), roster(4)))).toHaveLength(3);
+    expect(
+      await cache.getAsync(
+        () => version,
+        'x',
+        '1',
+        async () => ((reads += 1), roster(4)),
+      ),
+    ).toHaveLength(3);
     expect(reads).toBe(1);
   });
 
   test('with no version (not watching) every request reads and nothing is kept', async () => {
     const cache = new RosterCache(100);
-    const a = await cache.getAsync(() => null, 'x', '1', async () => roster(1));
-    const b = await cache.getAsync(() => null, 'x', '1', async () => roster(1));
+    const a = await cache.getAsync(
+      () => null,
+      'x',
+      '1',
+      async () => roster(1),
+    );
+    const b = await cache.getAsync(
+      () => null,
+      'x',
+      '1',
+      async () => roster(1),
+    );
     expect(a).not.toBe(b);
-    expect(await cache.getAsync(() => 1, 'x', '1', async () => roster(5))).toHaveLength(5);
+    expect(
+      await cache.getAsync(
+        () => 1,
+        'x',
+        '1',
+        async () => roster(5),
+      ),
+    ).toHaveLength(5);
   });
 });

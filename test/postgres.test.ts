@@ -41,7 +41,9 @@ test('two instances starting at the same moment on an empty database both come u
   expect(await db.query('SELECT version FROM schema_version ORDER BY version')).toEqual(PG_MIGRATIONS.map((_, i) => ({ version: i + 1 })));
 
   // A row imported through one is answered by the other at once.
-  await importFiles({ devices: fileSource('devices.csv', `${FIXTURES}/data/devices.csv`) }, { delimiter: ',', replace: false }, () => a!.beginImport());
+  await importFiles({ devices: fileSource('devices.csv', `${FIXTURES}/data/devices.csv`) }, { delimiter: ',', replace: false }, () =>
+    a!.beginImport(),
+  );
   expect(await b!.deviceToken('dev-1004')).toBe('tok<&>"quoted"');
   await a!.outbox.enqueue('1234', '0770');
   expect(await queued(b!)).toEqual([{ code: '1234', phone: '0770' }]);
@@ -66,7 +68,10 @@ test('readiness is false, with the reason, when PostgreSQL takes no writes (a re
   await (await open()).ping();
   const url = new URL(db.url);
   url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c default_transaction_read_only=on`);
-  const readOnly = await openStore({ sqlitePath: 'unused.db', databaseUrl: url.toString(), databasePoolSize: 1, databaseStatementTimeoutMs: 5000 }, { migrate: false });
+  const readOnly = await openStore(
+    { sqlitePath: 'unused.db', databaseUrl: url.toString(), databasePoolSize: 1, databaseStatementTimeoutMs: 5000 },
+    { migrate: false },
+  );
   stores.push(readOnly);
   expect(await readOnly.deviceToken('none')).toBeNull();
   await expect(readOnly.ping()).rejects.toThrow('cannot write: the PostgreSQL session is read-only (default_transaction_read_only)');
@@ -77,7 +82,14 @@ test('the text columns sort and compare bytewise, whatever the database locale',
   const rows = ['b', 'B', '10', '9', 'é', 'e'].map((id) => `http://a.example,${id},n,d,1`);
   const csv = ['school_base_url,id_student,fullName,id_device,ShowActive', ...rows].join('\n');
   await importFiles(
-    { students: { name: 's.csv', read: async function* () { yield Buffer.from(csv); } } },
+    {
+      students: {
+        name: 's.csv',
+        read: async function* () {
+          yield Buffer.from(csv);
+        },
+      },
+    },
     { delimiter: ',', replace: false },
     () => store.beginImport(),
   );
@@ -148,7 +160,9 @@ describe('a database that goes away', () => {
     url.searchParams.set('application_name', db.schema);
     const config = loadConfig({ DATABASE_URL: url.toString(), DATABASE_STATEMENT_TIMEOUT_MS: String(TIMEOUT_MS) });
     const store = await open(config.databaseUrl!, TIMEOUT_MS);
-    await importFiles({ devices: fileSource('devices.csv', `${FIXTURES}/data/devices.csv`) }, { delimiter: ',', replace: false }, () => store.beginImport());
+    await importFiles({ devices: fileSource('devices.csv', `${FIXTURES}/data/devices.csv`) }, { delimiter: ',', replace: false }, () =>
+      store.beginImport(),
+    );
     app = await appOver(config, store);
   });
 
@@ -156,8 +170,12 @@ describe('a database that goes away', () => {
 
   const token = () => request(app).get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001');
   const soapToken = () =>
-    post(app, '/PushNotificationMobile.asmx', { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
-      envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' })));
+    post(
+      app,
+      '/PushNotificationMobile.asmx',
+      { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/GetTokenDevice"' },
+      envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' })),
+    );
   const GENERIC = 'Server was unable to process request. ---> An internal error occurred while processing the request.';
   const reveals = /127\.0\.0\.1|postgres|t6_|SELECT|ECONN|timeout/i;
 

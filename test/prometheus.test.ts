@@ -4,7 +4,17 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestApp, FIXTURES, type TestApp } from './helpers/app';
-import { JOB, poll, PROMETHEUS, type Prometheus, promtool, PROMTOOL, type QueryAnswer, type Sample, startPrometheus } from './helpers/prometheus';
+import {
+  JOB,
+  poll,
+  PROMETHEUS,
+  type Prometheus,
+  promtool,
+  PROMTOOL,
+  type QueryAnswer,
+  type Sample,
+  startPrometheus,
+} from './helpers/prometheus';
 import { metricsOf } from './helpers/promql';
 import { PROJECT_ROOT, request, type Service, startService } from './helpers/service';
 import { FakeGateway, until } from './helpers/sms-gateway';
@@ -36,7 +46,9 @@ interface Dashboard {
   panels: Array<{ title: string; targets?: Target[] }>;
   templating: { list: Array<{ name: string; query: unknown; allValue?: string }> };
 }
-const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'deploy', 'grafana', 'student-info-service.json'), 'utf8')) as Dashboard;
+const dashboard = JSON.parse(
+  fs.readFileSync(path.join(PROJECT_ROOT, 'deploy', 'grafana', 'student-info-service.json'), 'utf8'),
+) as Dashboard;
 const targets = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, ...t })));
 
 /**
@@ -49,7 +61,11 @@ const SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604
 const [, count, unit] = /^now-(\d+)([smhdw])$/.exec(dashboard.time.from)!;
 const RANGE = `${Number(count) * SECONDS[unit!]!}s`;
 function concrete(expr: string, instance: string, rateInterval: string): string {
-  const out = expr.replaceAll('$__rate_interval', rateInterval).replaceAll('$__interval', '15s').replaceAll('$__range', RANGE).replaceAll('$instance', instance);
+  const out = expr
+    .replaceAll('$__rate_interval', rateInterval)
+    .replaceAll('$__interval', '15s')
+    .replaceAll('$__range', RANGE)
+    .replaceAll('$instance', instance);
   if (out.includes('$')) throw new Error(`a variable this test does not fill in: ${out}`);
   return out;
 }
@@ -106,7 +122,9 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
   const serviceCounts = async () => {
     const text = await metricsText();
     const sum = (name: string, labels = /.*/) =>
-      [...text.matchAll(new RegExp(`^${name}(?:\\{(.*)\\})? (\\S+)$`, 'gm'))].filter((m) => labels.test(m[1] ?? '')).reduce((n, m) => n + Number(m[2]), 0);
+      [...text.matchAll(new RegExp(`^${name}(?:\\{(.*)\\})? (\\S+)$`, 'gm'))]
+        .filter((m) => labels.test(m[1] ?? ''))
+        .reduce((n, m) => n + Number(m[2]), 0);
     return {
       'Requests compared': sum('asmx_shadow_exchanges_total', /outcome="(match|difference|noise)"/),
       'Real differences': sum('asmx_shadow_exchanges_total', /outcome="difference"/),
@@ -143,7 +161,11 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
     await get('/AboutUs.asmx/GetAboutUs');
     await get('/NotificationNotes.asmx/GetStudentSchool?school_base_url=x&show_active=12', 500); // the char rule's fault
     const authCode = async (body: string) => {
-      const r = await request(service.port, '/AuthCodeSending.asmx/AuthCode', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+      const r = await request(service.port, '/AuthCodeSending.asmx/AuthCode', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body,
+      });
       expect(r.status).toBe(200);
     };
     await authCode('code=4821&phone=%2B9647701234567'); // refused by the provider: failed
@@ -214,8 +236,10 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
           asked += 1;
           const result = answer.data?.result;
           if (answer.status !== 'success') problems.push(`${t.title} ${t.refId}: ${answer.error} in ${query}`);
-          else if (answer.data!.resultType !== 'scalar' && (result as unknown[]).length === 0) problems.push(`${t.title} ${t.refId}: no data for ${query}`);
-          else if (JSON.stringify(result).includes('NaN')) problems.push(`${t.title} ${t.refId}: NaN from ${query}: ${JSON.stringify(result)}`);
+          else if (answer.data!.resultType !== 'scalar' && (result as unknown[]).length === 0)
+            problems.push(`${t.title} ${t.refId}: no data for ${query}`);
+          else if (JSON.stringify(result).includes('NaN'))
+            problems.push(`${t.title} ${t.refId}: NaN from ${query}: ${JSON.stringify(result)}`);
         }
     }
     expect(problems).toEqual([]);
@@ -230,7 +254,14 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
       read[title] = Number(sample!.value[1]);
     }
     expect(read).toEqual(expected);
-    expect(expected).toEqual({ 'Requests compared': 5, 'Real differences': 1, Noise: 1, 'Codes failed or expired': 1, 'Codes pending': 0, 'Sending codes': 1 });
+    expect(expected).toEqual({
+      'Requests compared': 5,
+      'Real differences': 1,
+      Noise: 1,
+      'Codes failed or expired': 1,
+      'Codes pending': 0,
+      'Sending codes': 1,
+    });
   });
 
   test('the alert rules load with health ok, read only metrics the service exports, and the difference fires its alert', async () => {
@@ -240,7 +271,8 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
       health: string;
       lastError?: string;
     }
-    const rules = async () => (await prometheus.api<{ data: { groups: Array<{ rules: Rule[] }> } }>('/api/v1/rules')).data.groups.flatMap((g) => g.rules);
+    const rules = async () =>
+      (await prometheus.api<{ data: { groups: Array<{ rules: Rule[] }> } }>('/api/v1/rules')).data.groups.flatMap((g) => g.rules);
     await poll('every rule has been evaluated', async () => (await rules()).every((r) => r.health !== 'unknown'));
     const loaded = await rules();
     expect(loaded.map((r) => r.name).sort()).toEqual(ALERT_NAMES);
@@ -250,7 +282,15 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
     const read = [...new Set(loaded.flatMap((r) => metricsOf(r.query)))].sort();
     const present = await prometheus.query(`count by (__name__) ({__name__=~"${read.join('|')}"})`, at);
     expect(((present.data?.result ?? []) as Sample[]).map((s) => s.metric.__name__).sort()).toEqual(read);
-    expect(read).toEqual(expect.arrayContaining(['up', 'asmx_ready', 'asmx_sms_failed_total', 'asmx_sms_oldest_pending_seconds', 'asmx_shadow_exchanges_total']));
+    expect(read).toEqual(
+      expect.arrayContaining([
+        'up',
+        'asmx_ready',
+        'asmx_sms_failed_total',
+        'asmx_sms_oldest_pending_seconds',
+        'asmx_shadow_exchanges_total',
+      ]),
+    );
 
     // The difference was counted before the first scrape (its series new, at 1): the alert's second clause.
     interface Alert {
@@ -259,7 +299,9 @@ describePrometheus('the dashboard and the alert rules on a real Prometheus scrap
       state: string;
     }
     const alerts = async () => (await prometheus.api<{ data: { alerts: Alert[] } }>('/api/v1/alerts')).data.alerts;
-    await poll('the difference fires StudentInfoShadowDifferences', async () => (await alerts()).some((a) => a.labels.alertname === 'StudentInfoShadowDifferences' && a.state === 'firing'));
+    await poll('the difference fires StudentInfoShadowDifferences', async () =>
+      (await alerts()).some((a) => a.labels.alertname === 'StudentInfoShadowDifferences' && a.state === 'firing'),
+    );
     const fired = (await alerts()).find((a) => a.labels.alertname === 'StudentInfoShadowDifferences')!;
     expect(fired.labels).toMatchObject({ instance, job: JOB, severity: 'warning' });
     expect(fired.annotations.description).toMatch(/^1 real differences in the last 15 minutes/);

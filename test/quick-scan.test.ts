@@ -70,7 +70,36 @@ function agree(source: string, limits: XmlLimits = LIMITS, plan: ReadPlan = BY_E
   return quick !== null;
 }
 
-const PIECES = ['<', '>', '/', '"', "'", '&', '&amp;', ':', '=', ' ', '\n', '\r', '\t', 'x', '!', '?', '-', '\u00e9', '\ufeff', '<!-- c -->', '<![CDATA[z]]>', 'xmlns', 'xmlns:p="u"', 'p:', '</a>', '<b/>', 'xsi:nil="true"', '\u0000'];
+const PIECES = [
+  '<',
+  '>',
+  '/',
+  '"',
+  "'",
+  '&',
+  '&amp;',
+  ':',
+  '=',
+  ' ',
+  '\n',
+  '\r',
+  '\t',
+  'x',
+  '!',
+  '?',
+  '-',
+  '\u00e9',
+  '\ufeff',
+  '<!-- c -->',
+  '<![CDATA[z]]>',
+  'xmlns',
+  'xmlns:p="u"',
+  'p:',
+  '</a>',
+  '<b/>',
+  'xsi:nil="true"',
+  '\u0000',
+];
 
 function mutated(source: string, rng: Rng): string {
   let s = source;
@@ -132,22 +161,49 @@ test('the benchmark requests and the README examples are read by the quick reade
 
 const ENV = 'xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"';
 const XSI = 'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
-const wrap = (body: string, header = '') => `<?xml version="1.0" encoding="utf-8"?><soap:Envelope ${ENV} ${XSI}>${header}<soap:Body>${body}</soap:Body></soap:Envelope>`;
+const wrap = (body: string, header = '') =>
+  `<?xml version="1.0" encoding="utf-8"?><soap:Envelope ${ENV} ${XSI}>${header}<soap:Body>${body}</soap:Body></soap:Envelope>`;
 
 test.each([
-  ['parameters with white space, empty, self-closing, nil', wrap('<GetStudentSchool xmlns="http://tempuri.org/"><school_base_url>  a b\n</school_base_url ><show_active/><x xsi:nil="true"/></GetStudentSchool>')],
+  [
+    'parameters with white space, empty, self-closing, nil',
+    wrap(
+      '<GetStudentSchool xmlns="http://tempuri.org/"><school_base_url>  a b\n</school_base_url ><show_active/><x xsi:nil="true"/></GetStudentSchool>',
+    ),
+  ],
   ['a repeated parameter: the first counts', wrap('<GetTokenDevice xmlns="http://tempuri.org/"><id>a</id><id>b</id></GetTokenDevice>')],
   ['a parameter holding an element', wrap('<GetTokenDevice xmlns="http://tempuri.org/"><id>a<b>c</b>d</id></GetTokenDevice>')],
-  ['a prefixed operation and parameters', wrap('<t:GetTokenDevice xmlns:t="http://tempuri.org/"><t:id>a</t:id><id>b</id></t:GetTokenDevice>')],
+  [
+    'a prefixed operation and parameters',
+    wrap('<t:GetTokenDevice xmlns:t="http://tempuri.org/"><t:id>a</t:id><id>b</id></t:GetTokenDevice>'),
+  ],
   ['the default namespace undeclared', wrap('<GetTokenDevice xmlns="http://tempuri.org/"><id xmlns="">a</id></GetTokenDevice>')],
-  ['a prefix redeclared inside', wrap('<t:GetTokenDevice xmlns:t="http://tempuri.org/"><t:id xmlns:t="urn:other">a</t:id></t:GetTokenDevice>')],
-  ['a mustUnderstand header', wrap('<GetAboutUs xmlns="http://tempuri.org/"/>', '<soap:Header><h:Auth xmlns:h="urn:h" soap:mustUnderstand="1">x</h:Auth></soap:Header>')],
-  ['a header not to be understood', wrap('<GetAboutUs xmlns="http://tempuri.org/"/>', "<soap:Header><Auth xmlns='urn:h' soap:mustUnderstand='0'/></soap:Header>")],
+  [
+    'a prefix redeclared inside',
+    wrap('<t:GetTokenDevice xmlns:t="http://tempuri.org/"><t:id xmlns:t="urn:other">a</t:id></t:GetTokenDevice>'),
+  ],
+  [
+    'a mustUnderstand header',
+    wrap(
+      '<GetAboutUs xmlns="http://tempuri.org/"/>',
+      '<soap:Header><h:Auth xmlns:h="urn:h" soap:mustUnderstand="1">x</h:Auth></soap:Header>',
+    ),
+  ],
+  [
+    'a header not to be understood',
+    wrap('<GetAboutUs xmlns="http://tempuri.org/"/>', "<soap:Header><Auth xmlns='urn:h' soap:mustUnderstand='0'/></soap:Header>"),
+  ],
   ['no Body', `<soap:Envelope ${ENV}><soap:Header/></soap:Envelope>`],
   ['an empty Body', `<soap:Envelope ${ENV}><soap:Body/></soap:Envelope>`],
   ['another root element', '<Envelope xmlns="urn:x"><Body><a/></Body></Envelope>'],
-  ['text with markup characters sax passes on', wrap('<GetTokenDevice xmlns="http://tempuri.org/"><id>a>b]]>c\r\n\t</id></GetTokenDevice>')],
-  ['single quotes and a standalone declaration', `<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n<soap:Envelope xmlns:soap='http://schemas.xmlsoap.org/soap/envelope/'>\n <soap:Body>\n  <GetTokenDevice xmlns='http://tempuri.org/'><id>x</id></GetTokenDevice>\n </soap:Body>\n</soap:Envelope>\n`],
+  [
+    'text with markup characters sax passes on',
+    wrap('<GetTokenDevice xmlns="http://tempuri.org/"><id>a>b]]>c\r\n\t</id></GetTokenDevice>'),
+  ],
+  [
+    'single quotes and a standalone declaration',
+    `<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n<soap:Envelope xmlns:soap='http://schemas.xmlsoap.org/soap/envelope/'>\n <soap:Body>\n  <GetTokenDevice xmlns='http://tempuri.org/'><id>x</id></GetTokenDevice>\n </soap:Body>\n</soap:Envelope>\n`,
+  ],
 ])('read by both, the same: %s', (_name, source) => {
   expect(agree(source)).toBe(true);
 });
@@ -176,7 +232,10 @@ test.each([
 test('limits: past them the quick reader gives up, and sax refuses with its position', () => {
   const deep = wrap(`<GetTokenDevice xmlns="http://tempuri.org/"><x>${'<a>'.repeat(10)}${'</a>'.repeat(10)}</x></GetTokenDevice>`);
   expect(quickScan(deep, { maxDepth: 8, maxElements: 100 }, BY_ELEMENT)).toBeNull();
-  expect(scanEnvelope(deep, { maxDepth: 8, maxElements: 100 }, BY_ELEMENT)).toMatchObject({ ok: false, message: expect.stringMatching(/nested more than 8 elements deep\. Line 1, position \d+\./) });
+  expect(scanEnvelope(deep, { maxDepth: 8, maxElements: 100 }, BY_ELEMENT)).toMatchObject({
+    ok: false,
+    message: expect.stringMatching(/nested more than 8 elements deep\. Line 1, position \d+\./),
+  });
   expect(agree(deep, { maxDepth: 16, maxElements: 100 })).toBe(true);
   expect(quickScan(deep, { maxDepth: 16, maxElements: 10 }, BY_ELEMENT)).toBeNull();
 });

@@ -70,7 +70,9 @@ describe('raw bytes in a request target', () => {
   test('on a kept-alive connection, in a request pipelined behind a GET, and behind a POST whose body ends in the same write', async () => {
     const [alone] = await exchange(get(utf8(schoolPath(encodeURIComponent(SCHOOL)))));
     const form = 'id=dev-1001';
-    const post = utf8(`POST /PushNotificationMobile.asmx/GetTokenDevice HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`);
+    const post = utf8(
+      `POST /PushNotificationMobile.asmx/GetTokenDevice HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`,
+    );
     const answers = await exchange(Buffer.concat([get(utf8('/AboutUs.asmx/GetAboutUs'), false), post, get(utf8(schoolPath(SCHOOL)))]));
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(summary(answers[2]!)).toEqual(summary(alone!));
@@ -85,7 +87,8 @@ describe('raw bytes in a request target', () => {
 
   test("request filtering's limits count a raw byte as one, as IIS counts the query as sent", async () => {
     // 1,500 bytes sent (3,000 once escaped): served; 2,100 sent: over maxQueryString (2,048).
-    const query = (bytes: number) => `/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001&x=${'é'.repeat((bytes - 'id=dev-1001&x='.length) / 2)}`;
+    const query = (bytes: number) =>
+      `/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001&x=${'é'.repeat((bytes - 'id=dev-1001&x='.length) / 2)}`;
     const [within] = await exchange(get(utf8(query(1500))));
     const [over] = await exchange(get(utf8(query(2100))));
     expect(within!.status).toBe(200);
@@ -95,7 +98,8 @@ describe('raw bytes in a request target', () => {
 
   test('the same bytes in a header and in a form body are left as sent', async () => {
     // A SOAPAction the service does not know is quoted back whole: raw, not escaped.
-    const envelope = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body/></soap:Envelope>';
+    const envelope =
+      '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body/></soap:Envelope>';
     const soap = utf8(
       `POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "urn:é"\r\nContent-Length: ${envelope.length}\r\nConnection: close\r\n\r\n${envelope}`,
     );
@@ -103,7 +107,9 @@ describe('raw bytes in a request target', () => {
     expect(fault!.body.toString('utf8')).not.toContain('%C3%A9');
     const form = utf8(`school_base_url=${SCHOOL}&show_active=1`);
     const post = Buffer.concat([
-      utf8(`POST /NotificationNotes.asmx/GetStudentSchool HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded; charset=utf-8\r\nContent-Length: ${form.length}\r\nConnection: close\r\n\r\n`),
+      utf8(
+        `POST /NotificationNotes.asmx/GetStudentSchool HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded; charset=utf-8\r\nContent-Length: ${form.length}\r\nConnection: close\r\n\r\n`,
+      ),
       form,
     ]);
     const [answer] = await exchange(post);

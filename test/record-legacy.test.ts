@@ -88,8 +88,12 @@ describe('the command, from a build', () => {
   const CLI = path.join(BUILD_DIR, 'scripts', 'record-legacy.js');
   const run = (env: Record<string, string>, ...args: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60000 }, (error, stdout, stderr) =>
-        resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60000 },
+        (error, stdout, stderr) =>
+          resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
       );
     });
 
@@ -116,7 +120,9 @@ describe('the command, from a build', () => {
       path.join(dir, 'server.js'),
       "require('http').createServer((q, s) => { q.resume(); q.on('end', () => s.end('not asmx')); }).listen(Number(process.argv[2]), '127.0.0.1');\n",
     );
-    fs.writeFileSync(path.join(dir, 'start.sh'), `#!/bin/bash\nexec "${process.execPath}" "$(dirname "$0")/server.js" "$1"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'start.sh'), `#!/bin/bash\nexec "${process.execPath}" "$(dirname "$0")/server.js" "$1"\n`, {
+      mode: 0o755,
+    });
     try {
       const r = await run({ LEGACY_HOST_DIR: dir }, '--check', '--only', 'root-tempuri-soap11-post');
       expect(r.stderr).toBe('');

@@ -28,7 +28,11 @@ async function refused(env: Record<string, string>): Promise<string[]> {
 
 /** The import command as built, with `env`: its exit code and what it said. */
 function imported(env: Record<string, string>) {
-  const r = spawnSync(process.execPath, [path.join(BUILD_DIR, 'scripts', 'import.js'), '--demo'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [path.join(BUILD_DIR, 'scripts', 'import.js'), '--demo'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, stderr: r.stderr.trim().split('\n') };
 }
 
@@ -36,16 +40,28 @@ describe('a SQLITE_PATH that cannot be', () => {
   test('under a file: the file is named as a file, whoever runs it', async () => {
     const file = path.join(tmp, 'notes.txt');
     fs.writeFileSync(file, 'x');
-    expect(await refused({ SQLITE_PATH: `${file}/x.db` })).toEqual([`error: SQLITE_PATH (${file}/x.db): ${file} is a file, not a directory`]);
-    expect(await refused({ SQLITE_PATH: `${file}/data/x.db` })).toEqual([`error: SQLITE_PATH (${file}/data/x.db): ${file} is a file, not a directory`]);
-    expect(await refused({ SQLITE_PATH: '/etc/passwd/x.db' })).toEqual(['error: SQLITE_PATH (/etc/passwd/x.db): /etc/passwd is a file, not a directory']);
-    expect(imported({ SQLITE_PATH: '/etc/passwd/x.db' })).toEqual({ status: 1, stderr: ['error: SQLITE_PATH (/etc/passwd/x.db): /etc/passwd is a file, not a directory'] });
+    expect(await refused({ SQLITE_PATH: `${file}/x.db` })).toEqual([
+      `error: SQLITE_PATH (${file}/x.db): ${file} is a file, not a directory`,
+    ]);
+    expect(await refused({ SQLITE_PATH: `${file}/data/x.db` })).toEqual([
+      `error: SQLITE_PATH (${file}/data/x.db): ${file} is a file, not a directory`,
+    ]);
+    expect(await refused({ SQLITE_PATH: '/etc/passwd/x.db' })).toEqual([
+      'error: SQLITE_PATH (/etc/passwd/x.db): /etc/passwd is a file, not a directory',
+    ]);
+    expect(imported({ SQLITE_PATH: '/etc/passwd/x.db' })).toEqual({
+      status: 1,
+      stderr: ['error: SQLITE_PATH (/etc/passwd/x.db): /etc/passwd is a file, not a directory'],
+    });
   });
 
   test('a directory the file system will not make (/proc/sys): one line, at once, no loop', async () => {
     const why = 'cannot create the directory /proc/sys/x: the file system of /proc/sys does not take new directories (ENOENT)';
     expect(await refused({ SQLITE_PATH: '/proc/sys/x/x.db' })).toEqual([`error: SQLITE_PATH (/proc/sys/x/x.db): ${why}`]);
-    expect(imported({ SQLITE_PATH: '/proc/sys/x/y/x.db' })).toEqual({ status: 1, stderr: [`error: SQLITE_PATH (/proc/sys/x/y/x.db): ${why}`] });
+    expect(imported({ SQLITE_PATH: '/proc/sys/x/y/x.db' })).toEqual({
+      status: 1,
+      stderr: [`error: SQLITE_PATH (/proc/sys/x/y/x.db): ${why}`],
+    });
     expect(() => makeDirectory('/proc/sys/x/y')).toThrow(new DirectoryError(why));
   });
 
@@ -60,7 +76,8 @@ describe('a SQLITE_PATH that cannot be', () => {
     beforeAll(() => {
       ro = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-ro-'));
       const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', ro], { encoding: 'utf8' });
-      if (mounted.status !== 0) throw new Error(`mount -o ro tmpfs over ${ro} was refused (${mounted.stderr.trim()}): this test needs root and mount(8)`);
+      if (mounted.status !== 0)
+        throw new Error(`mount -o ro tmpfs over ${ro} was refused (${mounted.stderr.trim()}): this test needs root and mount(8)`);
     });
     afterAll(() => {
       spawnSync('umount', [ro]);
@@ -68,7 +85,9 @@ describe('a SQLITE_PATH that cannot be', () => {
     });
 
     test('a folder still to make: "read-only", not ENOENT', async () => {
-      expect(await refused({ SQLITE_PATH: `${ro}/data/x.db` })).toEqual([`error: SQLITE_PATH (${ro}/data/x.db): cannot create the directory ${ro}/data: the file system is read-only`]);
+      expect(await refused({ SQLITE_PATH: `${ro}/data/x.db` })).toEqual([
+        `error: SQLITE_PATH (${ro}/data/x.db): cannot create the directory ${ro}/data: the file system is read-only`,
+      ]);
     });
 
     test('the folder itself: read-only too', async () => {
@@ -82,7 +101,9 @@ describe('a SQLITE_PATH that cannot be', () => {
 describe('DATABASE_URL with another scheme', () => {
   test('names the scheme it got, never the password', async () => {
     const lines = await refused({ DATABASE_URL: 'postgress://school:s3cret@db.example/students' });
-    expect(lines).toEqual(['error: DATABASE_URL must be a URL such as postgres://user:password@host:5432/database (scheme postgres or postgresql), got the scheme "postgress"']);
+    expect(lines).toEqual([
+      'error: DATABASE_URL must be a URL such as postgres://user:password@host:5432/database (scheme postgres or postgresql), got the scheme "postgress"',
+    ]);
     expect(await refused({ DATABASE_URL: 'db.example:5432/students' })).toEqual([expect.stringMatching(/, got the scheme "db\.example"$/)]);
     expect(lines.join('\n')).not.toContain('s3cret');
   });

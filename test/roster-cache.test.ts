@@ -62,7 +62,8 @@ test("the store's own import is seen at once", async () => {
 
 test('the cache holds at most its number of students, the least recently used going first', () => {
   const cache = new RosterCache(3);
-  const roster = (n: number) => () => Array.from({ length: n }, (_, i): StudentInfo => ({ id_student: String(i), fullName: '', id_device: '', ShowActive: '1' }));
+  const roster = (n: number) => () =>
+    Array.from({ length: n }, (_, i): StudentInfo => ({ id_student: String(i), fullName: '', id_device: '', ShowActive: '1' }));
   const x = cache.get(1, 'x', '1', roster(2));
   const y = cache.get(1, 'y', '1', roster(1));
   expect(cache.get(1, 'x', '1', roster(2))).toBe(x);

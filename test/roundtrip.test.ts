@@ -34,7 +34,9 @@ describe.each([
     const c = await client('NotificationNotes');
     const desc = c.describe() as Record<string, unknown>;
     expect(Object.keys(desc.NotificationNotes as object)).toEqual(['NotificationNotesSoap', 'NotificationNotesSoap12']);
-    const wsdl = await request(t.app).get(`${env.BASE_PATH ?? ''}/NotificationNotes.asmx?wsdl`).set('Host', 'school.example');
+    const wsdl = await request(t.app)
+      .get(`${env.BASE_PATH ?? ''}/NotificationNotes.asmx?wsdl`)
+      .set('Host', 'school.example');
     expect(wsdl.text).toContain(`location="http://school.example${env.BASE_PATH ?? ''}/NotificationNotes.asmx"`);
     expect(wsdl.text).toContain(`targetNamespace="${t.config.xmlNamespace}"`);
   });
@@ -77,9 +79,19 @@ describe.each([
     expect(ok.status).toBe(200);
     expect(ok.body).toContain(`<GetTokenDeviceResponse xmlns="${ns}">`);
     if (ns !== 'http://tempuri.org/') {
-      const withoutSlash = await soap11(t.app, path, `"${ns}GetTokenDevice"`, envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' }, ns)));
+      const withoutSlash = await soap11(
+        t.app,
+        path,
+        `"${ns}GetTokenDevice"`,
+        envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' }, ns)),
+      );
       expect(faultOf(withoutSlash.body).code).toBe('soap:Client');
-      const old = await soap11(t.app, path, '"http://tempuri.org/GetTokenDevice"', envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' })));
+      const old = await soap11(
+        t.app,
+        path,
+        '"http://tempuri.org/GetTokenDevice"',
+        envelope('1.1', opElement('GetTokenDevice', { id: 'dev-1001' })),
+      );
       expect(faultOf(old.body).code).toBe('soap:Client');
     }
   });

@@ -51,7 +51,15 @@ test('the path is read as IIS hands it to ASP.NET: slashes, dot segments, escape
 });
 
 test('what http.sys refuses, and what is no endpoint once canonical, has no route', () => {
-  for (const url of ['/AboutUs.asmx%00', '/AboutUs.asmx/Get%7F', '/../AboutUs.asmx', '/x/../../AboutUs.asmx', `/AboutUs.asmx/${'a'.repeat(261)}`, '/AboutUs.asmx./GetAboutUs', '/AboutUs.asmx%20']) {
+  for (const url of [
+    '/AboutUs.asmx%00',
+    '/AboutUs.asmx/Get%7F',
+    '/../AboutUs.asmx',
+    '/x/../../AboutUs.asmx',
+    `/AboutUs.asmx/${'a'.repeat(261)}`,
+    '/AboutUs.asmx./GetAboutUs',
+    '/AboutUs.asmx%20',
+  ]) {
     expect([url, read('GET', url)]).toEqual([url, null]);
   }
   expect(readTarget('/AboutUs.asmx%00').invalid).toBe('control character in the URL path');

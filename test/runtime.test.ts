@@ -9,7 +9,11 @@ import { MAIN, PROJECT_ROOT, request, servicesPerTest, TOKEN_PATH } from './help
  * the Node running this suite (CI runs it on 24 and on 22): start, traffic, a graceful stop, exit 0.
  */
 
-const { SUPPORTED, NEWEST, refusal } = require('../scripts/check-node.js') as { SUPPORTED: number[]; NEWEST: number; refusal(v: string): string | null };
+const { SUPPORTED, NEWEST, refusal } = require('../scripts/check-node.js') as {
+  SUPPORTED: number[];
+  NEWEST: number;
+  refusal(v: string): string | null;
+};
 const pkg = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'));
 
 describe('the supported lines', () => {
@@ -29,7 +33,9 @@ describe('the supported lines', () => {
   test('an end-of-life or odd line is refused in one line naming it, the supported lines and how to get one; 22, 24, 26 and later are taken', () => {
     for (const v of ['20.20.2', '18.20.8', '23.11.0', '25.2.1']) {
       const why = refusal(v)!;
-      expect(why).toBe(`error: Node.js ${v} is not supported: this service runs on Node.js 22, 24 or 26; get Node.js 24 with \`nvm install\` (it reads .nvmrc), or see README.md#quick-start`);
+      expect(why).toBe(
+        `error: Node.js ${v} is not supported: this service runs on Node.js 22, 24 or 26; get Node.js 24 with \`nvm install\` (it reads .nvmrc), or see README.md#quick-start`,
+      );
     }
     for (const v of ['22.12.0', '24.21.0', '26.12.1', '28.0.0', process.versions.node]) expect(refusal(v)).toBeNull();
   });
@@ -52,7 +58,10 @@ describe('the supported lines', () => {
 describe(`a clean exit on this Node (${process.versions.node})`, () => {
   const service = servicesPerTest();
 
-  test.each([['one process', {}], ['WORKERS=2', { WORKERS: '2' }]])(
+  test.each([
+    ['one process', {}],
+    ['WORKERS=2', { WORKERS: '2' }],
+  ])(
     '%s: start, traffic on every listener, a graceful stop: exit 0, no abort',
     async (_mode, env) => {
       // V8 collects every 100,000 allocations (workers inherit the flag): the abort of better-sqlite3 12

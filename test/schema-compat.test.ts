@@ -84,10 +84,17 @@ async function recordOldest(version: number): Promise<void> {
   }
 }
 
-const additive: Migration = { additive: true, sql: 'CREATE TABLE rollout_notes (note text); ALTER TABLE auth_code_outbox ADD COLUMN region text' };
+const additive: Migration = {
+  additive: true,
+  sql: 'CREATE TABLE rollout_notes (note text); ALTER TABLE auth_code_outbox ADD COLUMN region text',
+};
 const breaking: Migration = { additive: false, sql: 'ALTER TABLE devices RENAME TO devices_v2' };
 
-const reason = (p: Promise<unknown>) => p.then(() => 'ok', (e: Error) => e.message);
+const reason = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: Error) => e.message,
+  );
 
 test('migrating records the oldest program version that can run on the schema', async () => {
   await open();

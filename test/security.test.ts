@@ -79,7 +79,9 @@ async function attack(bytes: Buffer, method = 'POST', withinMs = 10_000): Promis
 }
 
 const soap11 = (xml: string | Buffer, headers: Record<string, string> = {}) =>
-  attack(request('POST', '/PushNotificationMobile.asmx', { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: ACTION, ...headers }, xml));
+  attack(
+    request('POST', '/PushNotificationMobile.asmx', { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: ACTION, ...headers }, xml),
+  );
 const soap12 = (xml: string | Buffer) =>
   attack(request('POST', '/PushNotificationMobile.asmx', { 'Content-Type': 'application/soap+xml; charset=utf-8' }, xml));
 
@@ -130,7 +132,9 @@ describe('size and shape', () => {
       let sent = 0;
       let received = '';
       socket.on('connect', () => {
-        socket.write(`POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: ${ACTION}\r\nContent-Length: ${total}\r\n\r\n`);
+        socket.write(
+          `POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: ${ACTION}\r\nContent-Length: ${total}\r\n\r\n`,
+        );
         const pump = () => {
           while (sent < total && received === '' && socket.write(chunk)) sent += chunk.length;
         };
@@ -171,9 +175,13 @@ describe('size and shape', () => {
     const r = await soap12(deep.replace(ENV11, 'http://www.w3.org/2003/05/soap-envelope'));
     expect(r.status).toBe(400);
     // Too deep before the Body (in a header): the document is refused as unreadable, with the place.
-    const inHeader = tokenRequest('dev-1001').replace(ENV11, 'http://www.w3.org/2003/05/soap-envelope').replace('<soap:Body>', `<soap:Header>${'<h>'.repeat(70)}</soap:Header><soap:Body>`);
+    const inHeader = tokenRequest('dev-1001')
+      .replace(ENV11, 'http://www.w3.org/2003/05/soap-envelope')
+      .replace('<soap:Body>', `<soap:Header>${'<h>'.repeat(70)}</soap:Header><soap:Body>`);
     const shallow = await soap12(inHeader);
-    expect(faultOf(shallow.body.toString()).text).toMatch(/^Server was unable to process request\. ---> The XML document is nested more than 64 elements deep\. Line 1, position \d+\.$/);
+    expect(faultOf(shallow.body.toString()).text).toMatch(
+      /^Server was unable to process request\. ---> The XML document is nested more than 64 elements deep\. Line 1, position \d+\.$/,
+    );
   });
 
   test('10,000 repeated elements are the limit', async () => {
@@ -186,9 +194,13 @@ describe('size and shape', () => {
 
   test('a form with more than 1,000 names is refused as ASP.NET refuses it', async () => {
     const form = `${Array.from({ length: 1500 }, (_, i) => `f${i}=1`).join('&')}&id=dev-1001`;
-    const r = await attack(request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, form));
+    const r = await attack(
+      request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, form),
+    );
     expect(r.status).toBe(500);
-    expect(r.body.toString()).toBe('The URL-encoded form data is not valid. ---> Operation is not valid due to the current state of the object.\r\n');
+    expect(r.body.toString()).toBe(
+      'The URL-encoded form data is not valid. ---> Operation is not valid due to the current state of the object.\r\n',
+    );
   });
 
   test('a 200 KB query string is answered (414), not reset', async () => {
@@ -198,12 +210,15 @@ describe('size and shape', () => {
 
   // The head's limit is 16 KB (http.sys's MaxRequestBytes, MAX_HEADER_BYTES): whichever part passes
   // it decides the answer, wherever the slice the parser was given ends (pacing.ts feeds it 1 KiB at a time).
-  test.each([16_400, 16_500, 17_000, 17_400])('a request line of %i bytes is the URL too long (414), its line end in the same slice or not', async (length) => {
-    const path = '/PushNotificationMobile.asmx/GetTokenDevice?id=';
-    const r = await attack(request('GET', `${path}${'x'.repeat(length - path.length - 'GET  HTTP/1.1'.length)}`, {}), 'GET');
-    expect(r.status).toBe(414);
-    expect(r.body.toString()).toContain('Request URL Too Long');
-  });
+  test.each([16_400, 16_500, 17_000, 17_400])(
+    'a request line of %i bytes is the URL too long (414), its line end in the same slice or not',
+    async (length) => {
+      const path = '/PushNotificationMobile.asmx/GetTokenDevice?id=';
+      const r = await attack(request('GET', `${path}${'x'.repeat(length - path.length - 'GET  HTTP/1.1'.length)}`, {}), 'GET');
+      expect(r.status).toBe(414);
+      expect(r.body.toString()).toContain('Request URL Too Long');
+    },
+  );
 
   test('a request line just under the limit, with headers that pass it, is the headers too long (400)', async () => {
     const path = '/PushNotificationMobile.asmx/GetTokenDevice?id=';
@@ -212,21 +227,23 @@ describe('size and shape', () => {
     expect(r.body.toString()).toContain('Bad Request - Request Too Long');
   });
 
-  test('a query string over 2,048 bytes is request filtering\'s 404', async () => {
+  test("a query string over 2,048 bytes is request filtering's 404", async () => {
     const r = await attack(request('GET', `/PushNotificationMobile.asmx/GetTokenDevice?id=${'x'.repeat(3000)}`, {}), 'GET');
     expect(r.status).toBe(404);
     expect(r.body.toString()).toContain('404 - File or directory not found.');
   });
 
   test('a body shorter than its Content-Length is answered 408 when the request time-out ends', async () => {
-    const bytes = Buffer.from(`POST /AboutUs.asmx/GetAboutUs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nabc`);
+    const bytes = Buffer.from(
+      `POST /AboutUs.asmx/GetAboutUs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nabc`,
+    );
     const r = await attack(bytes, 'POST', 10_000);
     expect(r.status).toBe(408);
   });
 });
 
 describe('injection', () => {
-  const sql = ["' OR '1'='1", "1; DROP TABLE students; --", '" OR ""="', "dev-1001' --", "x' UNION SELECT token FROM devices --"];
+  const sql = ["' OR '1'='1", '1; DROP TABLE students; --', '" OR ""="', "dev-1001' --", "x' UNION SELECT token FROM devices --"];
 
   test.each(sql)('SQL in every parameter is only data: %s', async (payload) => {
     const q = encodeURIComponent(payload);
@@ -240,7 +257,9 @@ describe('injection', () => {
       const r = await attack(request('GET', `/GetStudnetsMarks.asmx/${op}`, {}), 'GET');
       expect([200, 500]).toContain(r.status);
     }
-    const auth = await attack(request('POST', '/AuthCodeSending.asmx/AuthCode', { 'Content-Type': 'application/x-www-form-urlencoded' }, `code=${q}&phone=${q}`));
+    const auth = await attack(
+      request('POST', '/AuthCodeSending.asmx/AuthCode', { 'Content-Type': 'application/x-www-form-urlencoded' }, `code=${q}&phone=${q}`),
+    );
     expect(auth.status).toBe(200);
     // The data is intact.
     const intact = await attack(request('GET', '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001', {}), 'GET');
@@ -259,10 +278,33 @@ describe('bytes that are not text', () => {
   test.each([
     ['invalid UTF-8 in a SOAP body', () => soap11(Buffer.concat([Buffer.from(tokenRequest('dev')), Buffer.from([0xc3, 0x28, 0xff])]))],
     ['NUL bytes in a SOAP body', () => soap11(tokenRequest('dev\u0000-1001'))],
-    ['invalid UTF-8 in a form', () => attack(request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, Buffer.from([0x69, 0x64, 0x3d, 0xff, 0xc3, 0x28])))],
-    ['NUL in a form value', () => attack(request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, 'id=%00'))],
-    ['invalid UTF-8 escapes in a query', () => attack(request('GET', '/PushNotificationMobile.asmx/GetTokenDevice?id=%C3%28%FF', {}), 'GET')],
-    ['a NUL byte in a header', () => attack(Buffer.from('GET /AboutUs.asmx HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n', 'latin1'), 'GET')],
+    [
+      'invalid UTF-8 in a form',
+      () =>
+        attack(
+          request(
+            'POST',
+            '/PushNotificationMobile.asmx/GetTokenDevice',
+            { 'Content-Type': 'application/x-www-form-urlencoded' },
+            Buffer.from([0x69, 0x64, 0x3d, 0xff, 0xc3, 0x28]),
+          ),
+        ),
+    ],
+    [
+      'NUL in a form value',
+      () =>
+        attack(
+          request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, 'id=%00'),
+        ),
+    ],
+    [
+      'invalid UTF-8 escapes in a query',
+      () => attack(request('GET', '/PushNotificationMobile.asmx/GetTokenDevice?id=%C3%28%FF', {}), 'GET'),
+    ],
+    [
+      'a NUL byte in a header',
+      () => attack(Buffer.from('GET /AboutUs.asmx HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n', 'latin1'), 'GET'),
+    ],
   ])('%s: a complete answer', async (_name, send) => {
     const r = await send();
     expect(r.status).toBeGreaterThanOrEqual(200);
@@ -279,7 +321,10 @@ describe('malformed escapes in every part of the URL', () => {
     ['a virtual directory', '/School%/PushNotificationMobile.asmx', 400],
   ])('in %s: IIS\'s 400 "The request URL is invalid."', async (_name, target, status) => {
     for (const method of ['GET', 'POST']) {
-      const r = await attack(request(method, target, { 'Content-Type': 'application/x-www-form-urlencoded' }, method === 'POST' ? 'id=1' : ''), method);
+      const r = await attack(
+        request(method, target, { 'Content-Type': 'application/x-www-form-urlencoded' }, method === 'POST' ? 'id=1' : ''),
+        method,
+      );
       expect(r.status).toBe(status);
       expect(r.body.toString()).toContain('HTTP Error 400. The request URL is invalid.');
     }
@@ -304,7 +349,16 @@ describe('afterwards', () => {
 describe('cost', () => {
   // Each segment is searched for `=` only up to its own end: 4 million of them once took two minutes.
   test('a 4 MB form of segments without a name is answered', async () => {
-    const r = await attack(request('POST', '/PushNotificationMobile.asmx/GetTokenDevice', { 'Content-Type': 'application/x-www-form-urlencoded' }, 'x&'.repeat(2_000_000)), 'POST', 30_000);
+    const r = await attack(
+      request(
+        'POST',
+        '/PushNotificationMobile.asmx/GetTokenDevice',
+        { 'Content-Type': 'application/x-www-form-urlencoded' },
+        'x&'.repeat(2_000_000),
+      ),
+      'POST',
+      30_000,
+    );
     expect(r.body.toString()).toBe('Missing parameter: id.\r\n');
   }, 40_000);
 });

@@ -59,18 +59,103 @@ describe('near misses', () => {
   test("the machine's other variables are never taken for settings", () => {
     const common = [
       // the shell, the login, the locale
-      ...['PATH', 'HOME', 'HOSTNAME', 'HOSTTYPE', 'PWD', 'OLDPWD', 'TERM', 'TERM_PROGRAM', 'COLORTERM', 'LANG', 'LANGUAGE', 'SHELL', 'USER', 'LOGNAME', 'SHLVL'],
-      ...['TZ', 'TMPDIR', 'TEMP', 'TMP', 'EDITOR', 'PAGER', 'MAIL', 'DISPLAY', 'LS_COLORS', '_', 'LC_ALL', 'LC_CTYPE', 'XDG_RUNTIME_DIR', 'SSH_AUTH_SOCK'],
+      ...[
+        'PATH',
+        'HOME',
+        'HOSTNAME',
+        'HOSTTYPE',
+        'PWD',
+        'OLDPWD',
+        'TERM',
+        'TERM_PROGRAM',
+        'COLORTERM',
+        'LANG',
+        'LANGUAGE',
+        'SHELL',
+        'USER',
+        'LOGNAME',
+        'SHLVL',
+      ],
+      ...[
+        'TZ',
+        'TMPDIR',
+        'TEMP',
+        'TMP',
+        'EDITOR',
+        'PAGER',
+        'MAIL',
+        'DISPLAY',
+        'LS_COLORS',
+        '_',
+        'LC_ALL',
+        'LC_CTYPE',
+        'XDG_RUNTIME_DIR',
+        'SSH_AUTH_SOCK',
+      ],
       // node, npm and the tests
-      ...['NODE_ENV', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'NODE_PATH', 'NODE_PORT', 'INIT_CWD', 'npm_lifecycle_event', 'npm_config_port', 'npm_package_name'],
+      ...[
+        'NODE_ENV',
+        'NODE_OPTIONS',
+        'NODE_EXTRA_CA_CERTS',
+        'NODE_PATH',
+        'NODE_PORT',
+        'INIT_CWD',
+        'npm_lifecycle_event',
+        'npm_config_port',
+        'npm_package_name',
+      ],
       ...['JEST_WORKER_ID', 'CI', 'DEBUG', 'FORCE_COLOR', 'NO_COLOR', 'UV_THREADPOOL_SIZE', 'COREPACK_ENABLE_STRICT', 'ASMX_SHADOW_COPIER'],
       // systemd, containers, proxies
-      ...['INVOCATION_ID', 'JOURNAL_STREAM', 'NOTIFY_SOCKET', 'LISTEN_PID', 'LISTEN_FDS', 'MANAGERPID', 'SYSTEMD_EXEC_PID', 'RUNTIME_DIRECTORY', 'STATE_DIRECTORY'],
+      ...[
+        'INVOCATION_ID',
+        'JOURNAL_STREAM',
+        'NOTIFY_SOCKET',
+        'LISTEN_PID',
+        'LISTEN_FDS',
+        'MANAGERPID',
+        'SYSTEMD_EXEC_PID',
+        'RUNTIME_DIRECTORY',
+        'STATE_DIRECTORY',
+      ],
       ...['CREDENTIALS_DIRECTORY', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'KUBERNETES_PORT', 'CONTAINER_NAME', 'container'],
-      ...['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'CURL_CA_BUNDLE'],
+      ...[
+        'HTTP_PROXY',
+        'HTTPS_PROXY',
+        'NO_PROXY',
+        'http_proxy',
+        'https_proxy',
+        'no_proxy',
+        'SSL_CERT_FILE',
+        'SSL_CERT_DIR',
+        'CURL_CA_BUNDLE',
+      ],
       // other tools' hosts and ports (DB_PORT is not PORT, HOSTNAME not HOST) and PostgreSQL's own variables
-      ...['DB_HOST', 'DB_PORT', 'APP_PORT', 'HTTP_PORT', 'SERVER_PORT', 'API_HOST', 'BASE_URL', 'PUBLIC_PATH', 'DATA_DIR', 'LOG_FILE', 'LOG_FORMAT'],
-      ...['PGHOST', 'PGPORT', 'PGUSER', 'PGPASSWORD', 'PGDATABASE', 'PGSSLMODE', 'REDISCLI_AUTH', 'SQLITE_TMPDIR', 'JAVA_HOME', 'GOPATH', 'WORKDIR'],
+      ...[
+        'DB_HOST',
+        'DB_PORT',
+        'APP_PORT',
+        'HTTP_PORT',
+        'SERVER_PORT',
+        'API_HOST',
+        'BASE_URL',
+        'PUBLIC_PATH',
+        'DATA_DIR',
+        'LOG_FILE',
+        'LOG_FORMAT',
+      ],
+      ...[
+        'PGHOST',
+        'PGPORT',
+        'PGUSER',
+        'PGPASSWORD',
+        'PGDATABASE',
+        'PGSSLMODE',
+        'REDISCLI_AUTH',
+        'SQLITE_TMPDIR',
+        'JAVA_HOME',
+        'GOPATH',
+        'WORKDIR',
+      ],
     ];
     expect(warned(Object.fromEntries(common.map((name) => [name, '1'])))).toEqual([]);
   });
@@ -101,7 +186,13 @@ describe('near misses', () => {
 
 describe('the settings read, at start', () => {
   test('the start line names the settings the environment gave, never a value', () => {
-    const config = loadConfig({ PORT: '9000', DATABASE_URL: 'postgres://school:s3cret@db/students', PROTOCOLS: 'HttpSoap', PROTOCOL: 'HttpSoap', npm_lifecycle_event: 'start' });
+    const config = loadConfig({
+      PORT: '9000',
+      DATABASE_URL: 'postgres://school:s3cret@db/students',
+      PROTOCOLS: 'HttpSoap',
+      PROTOCOL: 'HttpSoap',
+      npm_lifecycle_event: 'start',
+    });
     expect(config.settingsRead).toEqual(['PORT', 'DATABASE_URL', 'PROTOCOLS']);
     const line = startLine(config, 9000, { students: 1, devices: 1 }, 1);
     expect(line).toMatch(/; settings read: PORT, DATABASE_URL, PROTOCOLS$/);
@@ -172,17 +263,42 @@ describe('.env lines', () => {
 
   test('every form the parser reads is taken without a word: export, quotes, comments, a value over several lines, CRLF', () => {
     const text = lines(
-      '# the service', '', '   # indented comment', 'export PORT=9000', 'HOST = 127.0.0.1 # loopback', "XML_NAMESPACE='urn:school:v1'",
-      'BASE_PATH="/StudentService"', 'PUBLIC_URL=`https://school.example/StudentService`', 'SMS_HTTP_HEADERS="X-Key: a=b', 'X-Other: c"', 'LOG_LEVEL=',
+      '# the service',
+      '',
+      '   # indented comment',
+      'export PORT=9000',
+      'HOST = 127.0.0.1 # loopback',
+      "XML_NAMESPACE='urn:school:v1'",
+      'BASE_PATH="/StudentService"',
+      'PUBLIC_URL=`https://school.example/StudentService`',
+      'SMS_HTTP_HEADERS="X-Key: a=b',
+      'X-Other: c"',
+      'LOG_LEVEL=',
     );
     for (const t of [text, text.replace(/\n/g, '\r\n')]) {
       expect(envFileWarnings(t, '.env')).toEqual([]);
-      expect(parseEnv(t)).toMatchObject({ PORT: '9000', HOST: '127.0.0.1', XML_NAMESPACE: 'urn:school:v1', BASE_PATH: '/StudentService', SMS_HTTP_HEADERS: 'X-Key: a=b\nX-Other: c' });
+      expect(parseEnv(t)).toMatchObject({
+        PORT: '9000',
+        HOST: '127.0.0.1',
+        XML_NAMESPACE: 'urn:school:v1',
+        BASE_PATH: '/StudentService',
+        SMS_HTTP_HEADERS: 'X-Key: a=b\nX-Other: c',
+      });
     }
   });
 
   test('a line that sets nothing is named by its number, and by its first word when that is a setting', () => {
-    const text = lines('PORT 19215', 'LOG_LEVEL warn', 'SMS_GATEWAY: log', 'export PROTOCOL HttpSoap', '[production]', 'some words here', '=8080', 'MY PORT=8080', 'PORT 1 # not 8080=no');
+    const text = lines(
+      'PORT 19215',
+      'LOG_LEVEL warn',
+      'SMS_GATEWAY: log',
+      'export PROTOCOL HttpSoap',
+      '[production]',
+      'some words here',
+      '=8080',
+      'MY PORT=8080',
+      'PORT 1 # not 8080=no',
+    );
     // What Node's parser makes of it: nothing at all under those names.
     expect(Object.keys(parseEnv(text)).filter((k) => (SETTINGS as readonly string[]).includes(k))).toEqual([]);
     expect(envFileWarnings(text, '.env')).toEqual([
@@ -199,7 +315,15 @@ describe('.env lines', () => {
   });
 
   test('a quote left open, and text after a closing quote, are said; no value is ever shown', () => {
-    const text = lines('TWILIO_AUTH_TOKEN="s3cret', 'SMS_GATEWAY=twilio', 'PORT="8080"', "SHADOW_URL='http://legacy' s3cret", "XML_NAMESPACE='urn:x", 'PORT=9000', 'TWILIO_FROM s3cret');
+    const text = lines(
+      'TWILIO_AUTH_TOKEN="s3cret',
+      'SMS_GATEWAY=twilio',
+      'PORT="8080"',
+      "SHADOW_URL='http://legacy' s3cret",
+      "XML_NAMESPACE='urn:x",
+      'PORT=9000',
+      'TWILIO_FROM s3cret',
+    );
     const warnings = envFileWarnings(text, '/srv/app/.env');
     expect(warnings).toEqual([
       '/srv/app/.env line 1: TWILIO_AUTH_TOKEN\'s value opens a " closed only on line 3, so lines 2, 3 are part of the value, not settings (a closing " missing?)',
@@ -216,7 +340,15 @@ describe('.env lines', () => {
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-dotenv-'));
     try {
       const port = await freePort();
-      const dotenv = lines(`export PORT=${port}`, '# written by hand', 'PORT 19215', 'LOG_LEVEL warn', 'SMS_GATEWAY: log', "XML_NAMESPACE='urn:from-dotenv'", 'PROTOCL=HttpSoap');
+      const dotenv = lines(
+        `export PORT=${port}`,
+        '# written by hand',
+        'PORT 19215',
+        'LOG_LEVEL warn',
+        'SMS_GATEWAY: log',
+        "XML_NAMESPACE='urn:from-dotenv'",
+        'PROTOCL=HttpSoap',
+      );
       // Saved by Windows Notepad: a byte order mark first, CRLF line ends.
       fs.writeFileSync(path.join(cwd, '.env'), `\uFEFF${dotenv.replace(/\n/g, '\r\n')}\r\n`);
       const s = await service({ cwd, env: { PORT: undefined } });

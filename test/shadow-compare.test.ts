@@ -24,7 +24,11 @@ interface Recorded {
 const corpus = (JSON.parse(fs.readFileSync(path.join(FIXTURES, 'legacy', 'root-tempuri-all.json'), 'utf8')) as Recorded).cases;
 
 /** An answer as text, as the comparison by meaning reads it. */
-const text = (a: SentAnswer): Answer => ({ status: a.status, headers: a.headers, body: typeof a.body === 'string' ? a.body : readable(a.body, a.encoding) });
+const text = (a: SentAnswer): Answer => ({
+  status: a.status,
+  headers: a.headers,
+  body: typeof a.body === 'string' ? a.body : readable(a.body, a.encoding),
+});
 
 function expectSameVerdict(c: Case, legacy: SentAnswer, ours: SentAnswer): 'match' | 'difference' {
   const byMeaning = compareLive(c.method, c.path, text(legacy), text(ours));
@@ -38,13 +42,20 @@ const asBytes = (a: SentAnswer): SentAnswer => ({ ...a, body: Buffer.from(a.body
 const gzipped = (a: SentAnswer): SentAnswer => ({ ...a, body: zlib.gzipSync(Buffer.from(a.body)), encoding: 'gzip' });
 const withBody = (a: Answer, body: string): SentAnswer => ({ ...sent(a), body });
 
-const xml = corpus.filter((c) => /xml/.test(c.legacy.headers['content-type'] ?? '') && c.legacy.body.startsWith('<?xml') && c.legacy.status < 400);
+const xml = corpus.filter(
+  (c) => /xml/.test(c.legacy.headers['content-type'] ?? '') && c.legacy.body.startsWith('<?xml') && c.legacy.status < 400,
+);
 
 test('an answer and its own bytes, as text, as bytes, compressed on one side: a match by either path', () => {
   expect(corpus.length).toBeGreaterThan(600);
   for (const c of corpus) {
     const a = sent(c.legacy);
-    expect([expectSameVerdict(c, a, a), expectSameVerdict(c, a, asBytes(a)), expectSameVerdict(c, asBytes(a), a), expectSameVerdict(c, gzipped(a), a)]).toEqual(['match', 'match', 'match', 'match']);
+    expect([
+      expectSameVerdict(c, a, a),
+      expectSameVerdict(c, a, asBytes(a)),
+      expectSameVerdict(c, asBytes(a), a),
+      expectSameVerdict(c, gzipped(a), a),
+    ]).toEqual(['match', 'match', 'match', 'match']);
   }
 });
 
@@ -65,7 +76,11 @@ test('bytes that differ only in what the comparison ignores: the fast path passe
       if (changed === c.legacy.body) continue;
       compared++;
       expect([name, c.name, expectSameVerdict(c, withBody(c.legacy, changed), sent(c.legacy))]).toEqual([name, c.name, 'match']);
-      expect([name, c.name, expectSameVerdict(c, asBytes(withBody(c.legacy, changed)), asBytes(sent(c.legacy)))]).toEqual([name, c.name, 'match']);
+      expect([name, c.name, expectSameVerdict(c, asBytes(withBody(c.legacy, changed)), asBytes(sent(c.legacy)))]).toEqual([
+        name,
+        c.name,
+        'match',
+      ]);
     }
   }
   expect(compared).toBeGreaterThan(250);
@@ -77,8 +92,12 @@ test('bytes that differ only in what the comparison ignores: the fast path passe
     // Recorded with its addresses made placeholders: each host writes its own name there.
     const at = (host: string) => c.legacy.body.split('{BASE_URL}{PATH}').join(`${host}${c.path.replace(/\?.*$/, '')}`);
     expect(at('http://iis-host')).not.toBe(c.legacy.body);
-    expect(expectSameVerdict(c, withBody(c.legacy, at('http://iis-host')), asBytes(withBody(c.legacy, at('http://new-host:8080'))))).toBe('match');
-    expect(expectSameVerdict(c, withBody(c.legacy, at('http://iis-host')), withBody(c.legacy, at('http://iis-host/other')))).toBe('difference');
+    expect(expectSameVerdict(c, withBody(c.legacy, at('http://iis-host')), asBytes(withBody(c.legacy, at('http://new-host:8080'))))).toBe(
+      'match',
+    );
+    expect(expectSameVerdict(c, withBody(c.legacy, at('http://iis-host')), withBody(c.legacy, at('http://iis-host/other')))).toBe(
+      'difference',
+    );
   }
 
   // A legacy plain-text error written with LF where .NET writes CRLF.
@@ -92,7 +111,14 @@ test('bytes that differ only in what the comparison ignores: the fast path passe
 
 test('real differences are reported alike by both paths: a changed text, status, media type, Cache-Control or framing', () => {
   const changes: Array<[string, (a: Answer) => SentAnswer]> = [
-    ['text', (a) => withBody(a, a.body.replace(/>([^<>]+)</, (_m, t: string) => `>${t}x<`))],
+    [
+      'text',
+      (a) =>
+        withBody(
+          a,
+          a.body.replace(/>([^<>]+)</, (_m, t: string) => `>${t}x<`),
+        ),
+    ],
     ['status', (a) => ({ ...sent(a), status: a.status === 200 ? 500 : 200 })],
     ['media type', (a) => ({ ...sent(a), headers: { ...a.headers, 'content-type': 'text/html; charset=utf-8' } })],
     ['cache-control', (a) => ({ ...sent(a), headers: { ...a.headers, 'cache-control': 'public' } })],
@@ -115,12 +141,15 @@ test('real differences are reported alike by both paths: a changed text, status,
  * answer byte for byte.
  */
 describe('an answer read against the other as it comes (ReadAgainst)', () => {
-  const byMeaning = (legacy: SentAnswer, ours: SentAnswer) => (compareLive('POST', '/', text(legacy), text(ours)).length === 0 ? 'match' : 'difference');
+  const byMeaning = (legacy: SentAnswer, ours: SentAnswer) =>
+    compareLive('POST', '/', text(legacy), text(ours)).length === 0 ? 'match' : 'difference';
 
   /** An answer as it goes out framed by its length, or in chunks: its headers then, and its bytes on the wire. */
   function onTheWire(a: SentAnswer, chunked: boolean): { sent: SentAnswer; bytes: Buffer } {
     const body = Buffer.from(a.body);
-    const framing = chunked ? { 'transfer-encoding': 'chunked', 'content-length': undefined } : { 'content-length': String(body.length), 'transfer-encoding': undefined };
+    const framing = chunked
+      ? { 'transfer-encoding': 'chunked', 'content-length': undefined }
+      : { 'content-length': String(body.length), 'transfer-encoding': undefined };
     const sent = { ...a, headers: { ...a.headers, ...framing } };
     const headers = Object.entries(sent.headers).filter(([, v]) => v !== undefined);
     if (a.encoding !== undefined) headers.push(['content-encoding', a.encoding]);
@@ -128,11 +157,19 @@ describe('an answer read against the other as it comes (ReadAgainst)', () => {
     if (!chunked) return { sent, bytes: Buffer.concat([head, body]) };
     const half = Math.floor(body.length / 2);
     const chunk = (b: Buffer) => (b.length === 0 ? [] : [Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
-    return { sent, bytes: Buffer.concat([head, ...chunk(body.subarray(0, half)), ...chunk(body.subarray(half)), Buffer.from('0\r\n\r\n')]) };
+    return {
+      sent,
+      bytes: Buffer.concat([head, ...chunk(body.subarray(0, half)), ...chunk(body.subarray(half)), Buffer.from('0\r\n\r\n')]),
+    };
   }
 
   /** Reads `legacy` off a pretend connection against `ours`, `size` bytes a read into one reused buffer. */
-  function readAgainst(legacy: SentAnswer, ours: SentAnswer, size: number, chunked: boolean): { verdict: 'match' | 'difference'; expected: 'match' | 'difference'; read: ReadAgainst } {
+  function readAgainst(
+    legacy: SentAnswer,
+    ours: SentAnswer,
+    size: number,
+    chunked: boolean,
+  ): { verdict: 'match' | 'difference'; expected: 'match' | 'difference'; read: ReadAgainst } {
     const read = new ReadAgainst({ ...ours, body: Buffer.from(ours.body) });
     const reader = new AnswerReader('POST', read);
     const { sent, bytes } = onTheWire(legacy, chunked);
@@ -168,7 +205,11 @@ describe('an answer read against the other as it comes (ReadAgainst)', () => {
         withBody(c.legacy, body.replace(/></g, '>\r\n<')),
       ];
       for (const legacy of variants) {
-        for (const [size, chunked] of [[7, false], [1000, true], [65536, false]] as const) {
+        for (const [size, chunked] of [
+          [7, false],
+          [1000, true],
+          [65536, false],
+        ] as const) {
           const { verdict, expected } = readAgainst(asBytes(legacy), a, size, chunked);
           expect(verdict).toBe(expected);
           pairs++;
@@ -189,7 +230,8 @@ test("request validation's refusal: Mono's quote of a value and .NET's agree, an
     body: `A potentially dangerous Request.${collection} value was detected from the client (${quoted}).${lf ? '\n' : '\r\n'}`,
   });
   const verdict = (mono: string, ours: string, collection?: string) =>
-    compareLive('GET', '/PushNotificationMobile.asmx/GetTokenDevice?id=x', refusal(mono, true), refusal(ours, false, collection)).length === 0;
+    compareLive('GET', '/PushNotificationMobile.asmx/GetTokenDevice?id=x', refusal(mono, true), refusal(ours, false, collection)).length ===
+    0;
   const agree: Array<[string, string]> = [
     // a 60 KB value: Mono's first 15 characters, .NET's 20 after the dangerous place
     ['id=&quot;&lt;img src=x oner...&quot;', 'id=&quot;&lt;img src=x onerror=a...&quot;'],
@@ -227,9 +269,16 @@ test("request validation's refusal: Mono's quote of a value and .NET's agree, an
 test('a service page asked with a raw fragment is compared as the page without it', () => {
   const help = corpus.find((c) => c.kind === 'help' && c.method === 'GET' && /^\/\w+\.asmx$/.test(c.path) && c.legacy.status === 200)!;
   // the hosts' help pages are their own designs: ours has another body and says its charset
-  const ours: Answer = { ...help.legacy, headers: { ...help.legacy.headers, 'content-type': 'text/html; charset=utf-8' }, body: '<html>ours</html>' };
-  for (const fragment of ['#', '#x', '#wsdl']) expect([fragment, compareLive('GET', help.path + fragment, help.legacy, ours)]).toEqual([fragment, []]);
+  const ours: Answer = {
+    ...help.legacy,
+    headers: { ...help.legacy.headers, 'content-type': 'text/html; charset=utf-8' },
+    body: '<html>ours</html>',
+  };
+  for (const fragment of ['#', '#x', '#wsdl'])
+    expect([fragment, compareLive('GET', help.path + fragment, help.legacy, ours)]).toEqual([fragment, []]);
   // a WSDL asked with a fragment is still a WSDL, compared in full
   const wsdl = corpus.find((c) => /\?wsdl$/i.test(c.path) && c.legacy.status === 200)!;
-  expect(compareLive('GET', `${wsdl.path}#x`, wsdl.legacy, { ...wsdl.legacy, body: wsdl.legacy.body.replace('definitions', 'definitionz') })).not.toEqual([]);
+  expect(
+    compareLive('GET', `${wsdl.path}#x`, wsdl.legacy, { ...wsdl.legacy, body: wsdl.legacy.body.replace('definitions', 'definitionz') }),
+  ).not.toEqual([]);
 });

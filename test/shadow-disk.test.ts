@@ -43,7 +43,8 @@ function mayMount(): string | null {
   }
 }
 const refused = mayMount();
-if (refused !== null && process.env.REQUIRE_MOUNT !== '1') console.warn(`test/shadow-disk.test.ts SKIPPED: ${refused} (needs root; REQUIRE_MOUNT=1 makes this a failure)`);
+if (refused !== null && process.env.REQUIRE_MOUNT !== '1')
+  console.warn(`test/shadow-disk.test.ts SKIPPED: ${refused} (needs root; REQUIRE_MOUNT=1 makes this a failure)`);
 const withTmpfs = refused === null || process.env.REQUIRE_MOUNT === '1' ? describe : describe.skip;
 
 /** The stand-in legacy host: every request answered 200 with 60 KB of text the service never writes. */
@@ -87,7 +88,11 @@ async function flood(port: number, n: number): Promise<number[]> {
   const client = async () => {
     while (next < n) {
       next++;
-      const r = await request(port, '/PushNotificationMobile.asmx/GetTokenDevice', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+      const r = await request(port, '/PushNotificationMobile.asmx/GetTokenDevice', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body,
+      });
       statuses.push(r.status);
     }
   };
@@ -121,7 +126,12 @@ async function stillServes(s: Service): Promise<void> {
 
 withTmpfs('the differences log on a 16 MiB disk beside the store', () => {
   test('WORKERS=2, every line tried (SHADOW_LOG_EXAMPLES high): 300 differences of 120 KB rotate within SHADOW_LOG_MAX_BYTES, one budget for both workers', async () => {
-    const { s, data, log } = await onSmallDisk({ WORKERS: '2', SHADOW_LOG_MAX_BYTES: String(2 * MiB), SHADOW_LOG_KEEP_FREE: String(4 * MiB), SHADOW_LOG_EXAMPLES: '1000000' });
+    const { s, data, log } = await onSmallDisk({
+      WORKERS: '2',
+      SHADOW_LOG_MAX_BYTES: String(2 * MiB),
+      SHADOW_LOG_KEEP_FREE: String(4 * MiB),
+      SHADOW_LOG_EXAMPLES: '1000000',
+    });
     try {
       expect(new Set(await flood(s.port, 300))).toEqual(new Set([200]));
       const m = await settled(s, 300);
@@ -165,7 +175,9 @@ withTmpfs('the differences log on a 16 MiB disk beside the store', () => {
       expect(lines(m, 'written')).toBeGreaterThan(10);
       expect(lines(m, 'disk_floor')).toBeGreaterThan(10);
       expect(lines(m, 'written') + lines(m, 'disk_floor')).toBe(differences);
-      const said = s.lines.filter((l) => l.msg.startsWith('shadow differences log not written: its file system has less free than SHADOW_LOG_KEEP_FREE'));
+      const said = s.lines.filter((l) =>
+        l.msg.startsWith('shadow differences log not written: its file system has less free than SHADOW_LOG_KEEP_FREE'),
+      );
       expect(said).toEqual([expect.objectContaining({ level: 'warn', keepFreeBytes: KEEP })]);
 
       // Room again: the next differences are written, and that is said once, with how many were not.
@@ -174,7 +186,9 @@ withTmpfs('the differences log on a 16 MiB disk beside the store', () => {
       expect(new Set(await flood(s.port, 10))).toEqual(new Set([200]));
       m = await settled(s, 160);
       expect(lines(m, 'written')).toBeGreaterThan(differences - floored);
-      expect(s.lines.filter((l) => l.msg === 'shadow differences log written again')).toEqual([expect.objectContaining({ notWritten: floored })]);
+      expect(s.lines.filter((l) => l.msg === 'shadow differences log written again')).toEqual([
+        expect.objectContaining({ notWritten: floored }),
+      ]);
 
       // A stop writes the tally of the lines not written; shadow-report counts them.
       s.proc.kill('SIGTERM');
@@ -197,11 +211,17 @@ withTmpfs('the differences log on a 16 MiB disk beside the store', () => {
       expect([lines(m, 'written'), lines(m, 'examples')]).toEqual([10, differences - 10]);
       expect(onDisk(log)).toBeLessThan(2 * MiB);
       const page = (await request(s.adminPort, '/console')).body;
-      expect(page).toContain(`Differences log since this process started: 10 lines written, ${(differences - 10).toLocaleString('en-US')} not (${(differences - 10).toLocaleString('en-US')} past SHADOW_LOG_EXAMPLES of their kind this hour;`);
+      expect(page).toContain(
+        `Differences log since this process started: 10 lines written, ${(differences - 10).toLocaleString('en-US')} not (${(differences - 10).toLocaleString('en-US')} past SHADOW_LOG_EXAMPLES of their kind this hour;`,
+      );
       s.proc.kill('SIGTERM');
       expect((await s.exited).code).toBe(0);
       const summary = await summarise(logFiles(log).map((f) => fs.createReadStream(f)));
-      expect(summary).toMatchObject({ lines: 10, notWritten: { examples: differences - 10 }, byOperation: { 'GetTokenDevice httppost': differences } });
+      expect(summary).toMatchObject({
+        lines: 10,
+        notWritten: { examples: differences - 10 },
+        byOperation: { 'GetTokenDevice httppost': differences },
+      });
     } finally {
       await stop(s, data);
     }
@@ -214,7 +234,11 @@ withTmpfs('the differences log on a 16 MiB disk beside the store', () => {
       const m = await settled(s, 40);
       await stillServes(s);
       // Ten of the kind tried (its examples this hour), refused for the floor; the rest counted as past them.
-      expect([lines(m, 'written'), lines(m, 'disk_floor'), lines(m, 'examples')]).toEqual([0, 10, total(m, 'asmx_shadow_exchanges_total', { outcome: 'difference' }) - 10]);
+      expect([lines(m, 'written'), lines(m, 'disk_floor'), lines(m, 'examples')]).toEqual([
+        0,
+        10,
+        total(m, 'asmx_shadow_exchanges_total', { outcome: 'difference' }) - 10,
+      ]);
       expect(fs.existsSync(log)).toBe(false);
     } finally {
       await stop(s, data);

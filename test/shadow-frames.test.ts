@@ -13,7 +13,11 @@ const jobs: CopyJob[] = [
     url: '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-42',
     headers: ['Host', 'school.example', 'User-Agent', 'ksoap2'],
     body: null,
-    primary: { status: 200, headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': '120', 'cache-control': undefined }, body: `<string>${arabic}</string>` },
+    primary: {
+      status: 200,
+      headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': '120', 'cache-control': undefined },
+      body: `<string>${arabic}</string>`,
+    },
     labels: { endpoint: 'PushNotificationMobile', operation: 'GetTokenDevice', binding: 'httpget' },
   },
   {
@@ -23,10 +27,23 @@ const jobs: CopyJob[] = [
     headers: ['Content-Type', 'text/xml; charset=utf-8', 'SOAPAction', '"http://tempuri.org/GetStudentSchool"'],
     body: Buffer.from(`<soap:Envelope><soap:Body><x>${arabic}</x></soap:Body></soap:Envelope>`),
     // Longer than the writer's first buffer: it grows.
-    primary: { status: 500, headers: { 'content-type': 'text/xml; charset=utf-8' }, body: zlib.gzipSync(Buffer.from(`<r>${'<s>طالب</s>'.repeat(20000)}</r>`)), encoding: 'gzip' },
+    primary: {
+      status: 500,
+      headers: { 'content-type': 'text/xml; charset=utf-8' },
+      body: zlib.gzipSync(Buffer.from(`<r>${'<s>طالب</s>'.repeat(20000)}</r>`)),
+      encoding: 'gzip',
+    },
     labels: {},
   },
-  { requestId: '', method: 'HEAD', url: '/', headers: [], body: Buffer.alloc(0), primary: { status: 404, headers: {}, body: '' }, labels: { endpoint: 'X' } },
+  {
+    requestId: '',
+    method: 'HEAD',
+    url: '/',
+    headers: [],
+    body: Buffer.alloc(0),
+    primary: { status: 404, headers: {}, body: '' },
+    labels: { endpoint: 'X' },
+  },
 ];
 
 /** A job as it reads back: absent labels and header values stay absent, bytes come back as bytes, an answer's text as the UTF-8 node sent. */
@@ -102,7 +119,11 @@ describe("lasting bodies (a cached roster's bytes) go to the copier once, then b
   };
   const copyOf = (body: Buffer, requestId: string): CopyJob => ({ ...jobs[0], requestId, primary: { ...jobs[0].primary, body } });
   /** Writes each job in a batch of its own, as the service would, and reads it back: each frame's bytes and the body read. */
-  function pass(w: FrameWriter, reader: FrameReader, list: CopyJob[]): Array<{ bytes: number; sized: number; body: Buffer; whole: boolean; view: boolean }> {
+  function pass(
+    w: FrameWriter,
+    reader: FrameReader,
+    list: CopyJob[],
+  ): Array<{ bytes: number; sized: number; body: Buffer; whole: boolean; view: boolean }> {
     return list.map((job) => {
       const sized = w.sizeOf(job);
       w.job(job);
@@ -117,7 +138,11 @@ describe("lasting bodies (a cached roster's bytes) go to the copier once, then b
   test('the second copy of a lasting body carries a reference, and reads back as the same bytes; a body not marked lasting goes whole each time', () => {
     const roster = lasting(78_000, 0x52);
     const plain = Buffer.alloc(78_000, 0x50);
-    const [first, second, third] = pass(new FrameWriter(1024, 1_000_000), new FrameReader(1_000_000), [copyOf(roster, 'a'), copyOf(roster, 'b'), copyOf(plain, 'c')]);
+    const [first, second, third] = pass(new FrameWriter(1024, 1_000_000), new FrameReader(1_000_000), [
+      copyOf(roster, 'a'),
+      copyOf(roster, 'b'),
+      copyOf(plain, 'c'),
+    ]);
     expect([first.whole, second.whole, third.whole]).toEqual([true, false, true]);
     expect(second.bytes).toBeLessThan(first.bytes - 77_000);
     for (const f of [first, second]) expect(f.body.equals(Buffer.alloc(78_000, 0x52))).toBe(true);
@@ -133,7 +158,15 @@ describe("lasting bodies (a cached roster's bytes) go to the copier once, then b
     const w = new FrameWriter(1024, 1000);
     const reader = new FrameReader(1000);
     // a, b held (800 bytes); a used again; c makes 1,200: b, the least recently used, is forgotten.
-    const out = pass(w, reader, [copyOf(a, '1'), copyOf(b, '2'), copyOf(a, '3'), copyOf(c, '4'), copyOf(a, '5'), copyOf(b, '6'), copyOf(c, '7')]);
+    const out = pass(w, reader, [
+      copyOf(a, '1'),
+      copyOf(b, '2'),
+      copyOf(a, '3'),
+      copyOf(c, '4'),
+      copyOf(a, '5'),
+      copyOf(b, '6'),
+      copyOf(c, '7'),
+    ]);
     expect(out.map((f) => f.whole)).toEqual([true, true, false, true, false, true, true]);
     expect(out.map((f) => f.body[0])).toEqual([0x41, 0x42, 0x41, 0x43, 0x41, 0x42, 0x43]);
     for (const f of out) expect(f.sized).toBe(f.bytes);

@@ -29,7 +29,8 @@ const onDisk = (file: string) => logFiles(file).reduce((a, f) => a + size(f), 0)
 afterEach(() => jest.restoreAllMocks());
 
 /** A statfs answer: `free` bytes of a file system of `total`. */
-const statfs = (free: number, total = 100 * MiB): fs.StatsFs => ({ type: 0, bsize: 4096, blocks: total / 4096, bfree: free / 4096, bavail: free / 4096, files: 0, ffree: 0 }) as fs.StatsFs;
+const statfs = (free: number, total = 100 * MiB): fs.StatsFs =>
+  ({ type: 0, bsize: 4096, blocks: total / 4096, bfree: free / 4096, bavail: free / 4096, files: 0, ffree: 0 }) as fs.StatsFs;
 
 describe('the byte budget (plan)', () => {
   const max = 4 * MiB; // each of the four files a quarter: 1 MiB
@@ -88,7 +89,13 @@ describe('the file', () => {
     expect(onDisk(file)).toBeLessThanOrEqual(MiB);
     expect(pen.bytes).toBe(onDisk(file));
     for (const f of logFiles(file)) expect(size(f)).toBeLessThanOrEqual(MiB / 4);
-    const kept = logFiles(file).flatMap((f) => fs.readFileSync(f, 'utf8').split('\n').slice(0, -1).map((l) => (JSON.parse(l) as { i: number }).i));
+    const kept = logFiles(file).flatMap((f) =>
+      fs
+        .readFileSync(f, 'utf8')
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => (JSON.parse(l) as { i: number }).i),
+    );
     // The newest, without a gap: all but the last few quarters' worth are gone.
     expect(kept.at(-1)).toBe(199);
     expect(kept).toEqual(Array.from({ length: kept.length }, (_, k) => 200 - kept.length + k));
@@ -121,7 +128,12 @@ describe('the file', () => {
     const refused = await Promise.all(Array.from({ length: 20 }, () => pen.append(line)));
     expect(new Set(refused)).toEqual(new Set(['disk_floor']));
     expect(size(file)).toBe(line.length);
-    expect(warn.mock.calls).toEqual([[expect.stringMatching(/^shadow differences log not written: its file system has less free than SHADOW_LOG_KEEP_FREE/), expect.objectContaining({ keepFreeBytes: 10 * MiB })]]);
+    expect(warn.mock.calls).toEqual([
+      [
+        expect.stringMatching(/^shadow differences log not written: its file system has less free than SHADOW_LOG_KEEP_FREE/),
+        expect.objectContaining({ keepFreeBytes: 10 * MiB }),
+      ],
+    ]);
     free = 50 * MiB;
     expect(await pen.append(line)).toBe('written');
     expect(info.mock.calls).toEqual([['shadow differences log written again', expect.objectContaining({ notWritten: 20 })]]);
@@ -202,7 +214,16 @@ describe('examples per kind', () => {
     for (let i = 0; i < MAX_KINDS; i++) expect(ex.take(kindOf('GetTokenDevice', 'httpget', false, [`attribute /a/@x${i}`]))).toBe(true);
     expect(ex.take(kindOf('GetTokenDevice', 'httpget', false, ['attribute /a/@y1']))).toBe(true);
     expect(ex.take(kindOf('GetTokenDevice', 'httpget', false, ['attribute /a/@y2']))).toBe(false);
-    expect(ex.roll(true)).toEqual([{ operation: 'GetTokenDevice', binding: 'httpget', noise: false, kinds: [OTHER_KINDS], since: expect.any(String), notWritten: { examples: 1 } }]);
+    expect(ex.roll(true)).toEqual([
+      {
+        operation: 'GetTokenDevice',
+        binding: 'httpget',
+        noise: false,
+        kinds: [OTHER_KINDS],
+        since: expect.any(String),
+        notWritten: { examples: 1 },
+      },
+    ]);
   });
 });
 
@@ -221,25 +242,46 @@ describe('the report', () => {
     await report.close();
     const after = await logOutcomes();
     expect([after.written - (before.written ?? 0), after.examples - (before.examples ?? 0)]).toEqual([4, 47]);
-    const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l) as DifferenceLine | NotWrittenLine);
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l) as DifferenceLine | NotWrittenLine);
     expect(lines.filter((l) => !isTally(l)).map((l) => (l as DifferenceLine).requestId)).toEqual(['r-0', 'r-1', 'r-2', 'r-50']);
     expect(lines.filter(isTally)).toEqual([
-      { time: expect.any(String), since: expect.any(String), operation: 'GetTokenDevice', binding: 'httpget', noise: false, kinds: ['body text of /string'], notWritten: { examples: 47 } },
+      {
+        time: expect.any(String),
+        since: expect.any(String),
+        operation: 'GetTokenDevice',
+        binding: 'httpget',
+        noise: false,
+        kinds: ['body text of /string'],
+        notWritten: { examples: 47 },
+      },
     ]);
     const summary = await summarise(logFiles(file).map((f) => fs.createReadStream(f)));
-    expect(summary).toMatchObject({ lines: 4, notWritten: { examples: 47 }, byOperation: { 'GetTokenDevice httpget': 50, 'GetStudentSchool httpget': 1 } });
+    expect(summary).toMatchObject({
+      lines: 4,
+      notWritten: { examples: 47 },
+      byOperation: { 'GetTokenDevice httpget': 50, 'GetStudentSchool httpget': 1 },
+    });
     expect(summary.kinds.map((k) => [k.kind, k.count, k.example.requestId])).toEqual([
       ['body text of /string', 50, 'r-0'],
       ['status: legacy 200, ours 500', 1, 'r-50'],
     ]);
-    expect(format(summary)).toMatch(/^51 requests with differences; 4 written to the log, 47 not \(47 past SHADOW_LOG_EXAMPLES of their kind an hour\): counted only\n/);
+    expect(format(summary)).toMatch(
+      /^51 requests with differences; 4 written to the log, 47 not \(47 past SHADOW_LOG_EXAMPLES of their kind an hour\): counted only\n/,
+    );
     expect(latestDifferences(file, 5).map((d) => d.requestId)).toEqual(['r-50', 'r-2', 'r-1', 'r-0']);
   });
 
   test('over rotated files: shadow-report reads them oldest first, the console the newest across them', async () => {
     const file = fresh();
     const report = openReport(file, { logMaxBytes: MiB, logKeepFree: 4 * MiB, logExamples: 1_000_000 });
-    const big = (n: number) => ({ ...line('GetTokenDevice', 'body text of /string', n), ours: { status: 200, headers: {}, body: 'x'.repeat(60 * KiB) } });
+    const big = (n: number) => ({
+      ...line('GetTokenDevice', 'body text of /string', n),
+      ours: { status: 200, headers: {}, body: 'x'.repeat(60 * KiB) },
+    });
     for (let n = 0; n < 40; n++) report.write(big(n));
     await report.close();
     expect(logFiles(file).length).toBe(GENERATIONS);
@@ -252,7 +294,12 @@ describe('the report', () => {
   });
 
   test('shadow-report reads a hand-made or damaged log without failing: a tally it cannot read is skipped as unreadable', async () => {
-    const text = ['null', '{"notWritten":null,"kinds":[]}', '{"notWritten":{"examples":"many","disk_floor":-3,"busy":2},"kinds":["k"],"operation":"GetAboutUs","binding":"httpget"}', '{"notWritten":{},"kinds":"k"}'].join('\n');
+    const text = [
+      'null',
+      '{"notWritten":null,"kinds":[]}',
+      '{"notWritten":{"examples":"many","disk_floor":-3,"busy":2},"kinds":["k"],"operation":"GetAboutUs","binding":"httpget"}',
+      '{"notWritten":{},"kinds":"k"}',
+    ].join('\n');
     const summary = await summarise(Readable.from([text]));
     expect(summary).toMatchObject({ lines: 0, unreadable: 3, notWritten: { busy: 2 }, byOperation: { 'GetAboutUs httpget': 2 } });
   });

@@ -102,7 +102,14 @@ const n = (by: Record<string, number>, key: string) => by[key] ?? 0;
 
 test('behind, one copy in N of each operation is compared, the rest dropped for `sampled`; a burst of one no longer starves the other; every request counted once', async () => {
   const legacy = await gatedLegacyHost();
-  const ours = await createTestApp({ LOG_LEVEL: 'silent', SHADOW_URL: legacy.url, SHADOW_LOG: '', SHADOW_CONCURRENCY: String(CONCURRENCY), SHADOW_QUEUE: String(QUEUE), SHADOW_TIMEOUT_MS: '600000' });
+  const ours = await createTestApp({
+    LOG_LEVEL: 'silent',
+    SHADOW_URL: legacy.url,
+    SHADOW_LOG: '',
+    SHADOW_CONCURRENCY: String(CONCURRENCY),
+    SHADOW_QUEUE: String(QUEUE),
+    SHADOW_TIMEOUT_MS: '600000',
+  });
   apps.push(ours);
   const port = await listen(ours.listener);
   const sent: Record<string, number> = { [TOKEN]: 0, [SCHOOL]: 0 };
@@ -113,10 +120,15 @@ test('behind, one copy in N of each operation is compared, the rest dropped for 
         Array.from({ length: Math.min(parallel, count - i) }, () =>
           kind === TOKEN
             ? request(port, TOKEN_GET)
-            : request(port, '/NotificationNotes.asmx', { method: 'POST', headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}GetStudentSchool"` }, body: SCHOOL_SOAP }),
+            : request(port, '/NotificationNotes.asmx', {
+                method: 'POST',
+                headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}GetStudentSchool"` },
+                body: SCHOOL_SOAP,
+              }),
         ),
       );
-      for (const r of replies) expect([r.status, r.body.includes(kind === TOKEN ? 'fcm:APA91bH-token-1001' : 'Ali Hassan')]).toEqual([200, true]);
+      for (const r of replies)
+        expect([r.status, r.body.includes(kind === TOKEN ? 'fcm:APA91bH-token-1001' : 'Ali Hassan')]).toEqual([200, true]);
       sent[kind] += replies.length;
     }
   };
@@ -158,7 +170,9 @@ test('behind, one copy in N of each operation is compared, the rest dropped for 
   for (const kind of [TOKEN, SCHOOL]) {
     const forKind = Object.entries(by).filter(([k]) => k.startsWith(`${kind} `));
     expect(forKind.reduce((sum, [, v]) => sum + v, 0)).toBe(sent[kind]);
-    expect(forKind.map(([k]) => k.slice(kind.length + 1)).filter((o) => !['match', 'dropped sampled', 'dropped queue'].includes(o))).toEqual([]);
+    expect(
+      forKind.map(([k]) => k.slice(kind.length + 1)).filter((o) => !['match', 'dropped sampled', 'dropped queue'].includes(o)),
+    ).toEqual([]);
     // What was compared is what reached the legacy host, and all of it matched.
     expect(n(by, `${kind} match`)).toBe(legacy.received.filter((r) => r === kind).length);
   }

@@ -25,7 +25,10 @@ const alive = (pid: number): boolean => {
 /** A package whose start script runs the build, as the project's own `npm start` does. */
 function npmPackage(): string {
   const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-npm-'));
-  fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }));
+  fs.writeFileSync(
+    path.join(pkg, 'package.json'),
+    JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }),
+  );
   return pkg;
 }
 
@@ -68,23 +71,27 @@ linux.each([
   }, 60_000);
 });
 
-linuxTest('a legacy host that holds its answers: the stop waits no longer than min(SHADOW_TIMEOUT_MS, 2 s) for them, counts them dropped (stop), logs "stopped", exits 0', async () => {
-  let release = (): void => undefined;
-  const held = new Promise<void>((r) => (release = r));
-  const host = await legacyHost(() => held);
-  try {
-    const s = await service({ env: { SHADOW_URL: host.url, SHADOW_LOG: '', SHADOW_TIMEOUT_MS: '600000' } });
-    await copied(s, 3);
-    await until(() => host.received() === 3);
-    const signalled = Date.now();
-    s.proc.kill('SIGTERM');
-    expect(await s.waitFor((l) => l.msg === 'stopped', 30_000)).toMatchObject({ exitCode: 0 });
-    expect(s.lines.find((l) => l.msg.startsWith('shadow copies given up at the stop'))).toMatchObject({ dropped: 3, settleMs: 2000 });
-    // Well under the copies' own time-out (10 minutes): the bound is 2 s, the rest is the drain.
-    expect(Date.now() - signalled).toBeLessThan(30_000);
-    expect(await s.exited).toEqual({ code: 0, signal: null });
-  } finally {
-    release();
-    host.close();
-  }
-}, 60_000);
+linuxTest(
+  'a legacy host that holds its answers: the stop waits no longer than min(SHADOW_TIMEOUT_MS, 2 s) for them, counts them dropped (stop), logs "stopped", exits 0',
+  async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const host = await legacyHost(() => held);
+    try {
+      const s = await service({ env: { SHADOW_URL: host.url, SHADOW_LOG: '', SHADOW_TIMEOUT_MS: '600000' } });
+      await copied(s, 3);
+      await until(() => host.received() === 3);
+      const signalled = Date.now();
+      s.proc.kill('SIGTERM');
+      expect(await s.waitFor((l) => l.msg === 'stopped', 30_000)).toMatchObject({ exitCode: 0 });
+      expect(s.lines.find((l) => l.msg.startsWith('shadow copies given up at the stop'))).toMatchObject({ dropped: 3, settleMs: 2000 });
+      // Well under the copies' own time-out (10 minutes): the bound is 2 s, the rest is the drain.
+      expect(Date.now() - signalled).toBeLessThan(30_000);
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      release();
+      host.close();
+    }
+  },
+  60_000,
+);

@@ -95,29 +95,33 @@ linux.each([
   }, 60_000);
 });
 
-linuxTest('SIGKILL: the comparisons the store already shows stay, each once; the copies in flight at the kill are all it loses', async () => {
-  let release = (): void => undefined;
-  let holding = false;
-  const held = new Promise<void>((r) => (release = r));
-  const host = await legacyHost(() => (holding ? held : Promise.resolve()));
-  try {
-    const first = await service({ env: { SHADOW_URL: host.url, ...storeEnv(null) } });
-    const where = storeEnv(first);
-    await copied(first, 4);
-    // Reported by the copier and written: durable from here.
-    await until(async () => (await totalsIn(where)).compared === 4);
-    holding = true;
-    await copied(first, 2);
-    await until(() => host.received() === 6);
-    first.kill();
-    await first.exited;
-    release();
+linuxTest(
+  'SIGKILL: the comparisons the store already shows stay, each once; the copies in flight at the kill are all it loses',
+  async () => {
+    let release = (): void => undefined;
+    let holding = false;
+    const held = new Promise<void>((r) => (release = r));
+    const host = await legacyHost(() => (holding ? held : Promise.resolve()));
+    try {
+      const first = await service({ env: { SHADOW_URL: host.url, ...storeEnv(null) } });
+      const where = storeEnv(first);
+      await copied(first, 4);
+      // Reported by the copier and written: durable from here.
+      await until(async () => (await totalsIn(where)).compared === 4);
+      holding = true;
+      await copied(first, 2);
+      await until(() => host.received() === 6);
+      first.kill();
+      await first.exited;
+      release();
 
-    const second = await service({ env: { SHADOW_URL: host.url, ...storeEnv(first) } });
-    expect((await consoleTotals(second)).compared).toBe(4);
-    expect(await totalsIn(where)).toMatchObject({ compared: 4, real: 4, noise: 0 });
-  } finally {
-    release();
-    host.close();
-  }
-}, 60_000);
+      const second = await service({ env: { SHADOW_URL: host.url, ...storeEnv(first) } });
+      expect((await consoleTotals(second)).compared).toBe(4);
+      expect(await totalsIn(where)).toMatchObject({ compared: 4, real: 4, noise: 0 });
+    } finally {
+      release();
+      host.close();
+    }
+  },
+  60_000,
+);

@@ -41,9 +41,21 @@ describe('the lines, on a clock of their own', () => {
     trouble.settled(0, '', 4);
     const target = 'http://legacy:8080/StudentService';
     expect(lines).toEqual([
-      ['warn', 'shadow copies to the legacy host fail', { target, reason: 'connect ECONNREFUSED 10.0.0.9:8080', failed: 3, since: '2026-03-01T08:00:00.000Z' }],
-      ['warn', 'shadow copies to the legacy host still fail', { target, reason: 'no answer within 5000 ms', failed: 3 + 59 * 2 + 1, since: '2026-03-01T08:00:00.000Z' }],
-      ['info', 'shadow copies to the legacy host answered again', { target, failed: 3 + 59 * 2 + 2, forMs: 90_500, lastReason: 'no answer within 5000 ms' }],
+      [
+        'warn',
+        'shadow copies to the legacy host fail',
+        { target, reason: 'connect ECONNREFUSED 10.0.0.9:8080', failed: 3, since: '2026-03-01T08:00:00.000Z' },
+      ],
+      [
+        'warn',
+        'shadow copies to the legacy host still fail',
+        { target, reason: 'no answer within 5000 ms', failed: 3 + 59 * 2 + 1, since: '2026-03-01T08:00:00.000Z' },
+      ],
+      [
+        'info',
+        'shadow copies to the legacy host answered again',
+        { target, failed: 3 + 59 * 2 + 2, forMs: 90_500, lastReason: 'no answer within 5000 ms' },
+      ],
     ]);
   });
 
@@ -54,7 +66,10 @@ describe('the lines, on a clock of their own', () => {
     expect(lines.map(([, msg]) => msg)).toEqual(['shadow copies to the legacy host fail']);
     now += 1000;
     trouble.settled(0, '', 1);
-    expect(lines.map(([, msg]) => msg)).toEqual(['shadow copies to the legacy host fail', 'shadow copies to the legacy host answered again']);
+    expect(lines.map(([, msg]) => msg)).toEqual([
+      'shadow copies to the legacy host fail',
+      'shadow copies to the legacy host answered again',
+    ]);
   });
 
   test('a target that flaps writes at most a warning and a recovery a minute; the failures between are counted into the next warning', () => {
@@ -90,7 +105,12 @@ describe('the service as built, copying to a legacy host that is not there', () 
     const s = await service({ env: { SHADOW_URL: `http://127.0.0.1:${port}/`, SHADOW_LOG: '' } });
     for (let i = 0; i < 5; i += 1) expect((await request(s.port, TOKEN_PATH)).status).toBe(200);
     const failing = await s.waitFor((l) => l.msg === 'shadow copies to the legacy host fail');
-    expect(failing).toMatchObject({ level: 'warn', target: `http://127.0.0.1:${port}`, reason: `connect ECONNREFUSED 127.0.0.1:${port}`, failed: expect.any(Number) });
+    expect(failing).toMatchObject({
+      level: 'warn',
+      target: `http://127.0.0.1:${port}`,
+      reason: `connect ECONNREFUSED 127.0.0.1:${port}`,
+      failed: expect.any(Number),
+    });
 
     // The host comes up: the next copies are answered (here differently: that is the comparison's business).
     const legacy = http.createServer((_req, res) => res.end('legacy'));
@@ -99,9 +119,17 @@ describe('the service as built, copying to a legacy host that is not there', () 
       const answered = s.waitFor((l) => l.msg === 'shadow copies to the legacy host answered again', 30_000);
       // Until a copy has been answered: copies sent just before the host came up may still fail.
       let done = false;
-      void answered.then(() => (done = true), () => (done = true));
+      void answered.then(
+        () => (done = true),
+        () => (done = true),
+      );
       while (!done) await request(s.port, TOKEN_PATH);
-      expect(await answered).toMatchObject({ level: 'info', target: `http://127.0.0.1:${port}`, failed: expect.any(Number), forMs: expect.any(Number) });
+      expect(await answered).toMatchObject({
+        level: 'info',
+        target: `http://127.0.0.1:${port}`,
+        failed: expect.any(Number),
+        forMs: expect.any(Number),
+      });
       expect((await answered).failed as number).toBeGreaterThanOrEqual(5);
       expect(s.lines.filter((l) => /shadow copies to the legacy host/.test(l.msg)).map((l) => l.msg)).toEqual([
         'shadow copies to the legacy host fail',

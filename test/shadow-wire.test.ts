@@ -23,14 +23,22 @@ const SIZES = [1, 2, 3, 7, 64, 100000];
 
 describe('AnswerReader', () => {
   test.each(SIZES)('an answer framed by Content-Length, %i bytes at a time', (size) => {
-    const { answer, early, reader } = read('HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 12\r\n\r\n<a>hello</a>', size);
-    expect(answer).toEqual({ status: 200, headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': '12' }, body: Buffer.from('<a>hello</a>') });
+    const { answer, early, reader } = read(
+      'HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 12\r\n\r\n<a>hello</a>',
+      size,
+    );
+    expect(answer).toEqual({
+      status: 200,
+      headers: { 'content-type': 'text/xml; charset=utf-8', 'content-length': '12' },
+      body: Buffer.from('<a>hello</a>'),
+    });
     expect(early).toBe(false);
     expect(reader.keepAlive).toBe(true);
   });
 
   test.each(SIZES)('a chunked answer with extensions and trailers, %i bytes at a time', (size) => {
-    const raw = 'HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1\r\n \r\n0005\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n';
+    const raw =
+      'HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1\r\n \r\n0005\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n';
     const { answer, reader } = read(raw, size);
     expect(answer?.status).toBe(500);
     expect(answer?.body.toString()).toBe('hello world');
@@ -71,7 +79,10 @@ describe('AnswerReader', () => {
   });
 
   test('repeated headers are joined, as node joins them, except Content-Type and Content-Length (the first)', () => {
-    const { answer } = read('HTTP/1.1 200 OK\r\nCache-Control: private\r\ncache-control: max-age=0\r\nContent-Type: text/xml\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n', 1000);
+    const { answer } = read(
+      'HTTP/1.1 200 OK\r\nCache-Control: private\r\ncache-control: max-age=0\r\nContent-Type: text/xml\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n',
+      1000,
+    );
     expect(answer?.headers).toEqual({ 'cache-control': 'private, max-age=0', 'content-type': 'text/xml', 'content-length': '0' });
   });
 
@@ -104,12 +115,18 @@ describe('AnswerReader', () => {
     expect(capped('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\n')).toThrow(ANSWER_TOO_LARGE);
     expect(capped('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n0123456789a')).toThrow(ANSWER_TOO_LARGE);
     expect(capped('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n0123456789')()?.body.toString()).toBe('0123456789');
-    expect(read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n', 3).answer?.body.toString()).toBe('helloworld');
+    expect(
+      read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n', 3).answer?.body.toString(),
+    ).toBe('helloworld');
   });
 
   test("a chunk's data is kept as the reads it came in, joined once: a 1 MiB chunk read 4 KiB at a time is not copied again at every read", () => {
     const data = Buffer.alloc(1024 * 1024, 'x');
-    const raw = Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n0\r\n\r\n')]);
+    const raw = Buffer.concat([
+      Buffer.from(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${data.length.toString(16)}\r\n`),
+      data,
+      Buffer.from('\r\n0\r\n\r\n'),
+    ]);
     const concat = jest.spyOn(Buffer, 'concat');
     try {
       expect(read(raw, 4096).answer?.body.equals(data)).toBe(true);
@@ -140,7 +157,11 @@ describe('Wire', () => {
    * Runs `use` with a Wire to a host answering each request with `answer(requestText)` (null: say
    * nothing) and counting its connections; the host is gone afterwards, its connections with it.
    */
-  async function withHost(answer: (request: string) => string | null, use: (wire: Wire, h: Host) => Promise<void>, wire = (url: URL) => new Wire(url)): Promise<URL> {
+  async function withHost(
+    answer: (request: string) => string | null,
+    use: (wire: Wire, h: Host) => Promise<void>,
+    wire = (url: URL) => new Wire(url),
+  ): Promise<URL> {
     let connections = 0;
     let mostAtOnce = 0;
     const requests: string[] = [];
@@ -233,7 +254,9 @@ describe('Wire, pipelined (copies of operations without effects)', () => {
   const echo = (r: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${r.split(' ')[1].length}\r\n\r\n${r.split(' ')[1]}`;
 
   /** A host answering each request in order as it comes, several in one read if they came together; `reply` may close. */
-  async function host(reply: (request: string, n: number) => string): Promise<{ url: URL; requests: string[]; connections: () => number; mostAtOnce: () => number; close: () => Promise<void> }> {
+  async function host(
+    reply: (request: string, n: number) => string,
+  ): Promise<{ url: URL; requests: string[]; connections: () => number; mostAtOnce: () => number; close: () => Promise<void> }> {
     const requests: string[] = [];
     let connections = 0;
     let mostAtOnce = 0;

@@ -74,7 +74,13 @@ const logFile = () => path.join(tmp, `differences-${++logs}.jsonl`);
  * written (seen: a 500-student line cut at 128 KiB): what follows the last newline is not a line yet.
  */
 const readLog = (file: string): DifferenceLine[] =>
-  fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l) as DifferenceLine) : [];
+  fs.existsSync(file)
+    ? fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => JSON.parse(l) as DifferenceLine)
+    : [];
 
 /** The log's lines once there are `n` of them: a line is written (asynchronously) after its count. */
 async function logLines(file: string, n: number): Promise<DifferenceLine[]> {
@@ -94,7 +100,11 @@ async function outcomes(byOperation = false): Promise<Outcomes> {
   return out;
 }
 const delta = (after: Outcomes, before: Outcomes) =>
-  Object.fromEntries(Object.entries(after).filter(([k, v]) => v !== (before[k] ?? 0)).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+  Object.fromEntries(
+    Object.entries(after)
+      .filter(([k, v]) => v !== (before[k] ?? 0))
+      .map(([k, v]) => [k, v - (before[k] ?? 0)]),
+  );
 
 /** Waits (polling) until the shadow counters have moved by `expected` in all; copies settle after the client's answer. */
 async function settled(before: Outcomes, expected: number, byOperation = false): Promise<Outcomes> {
@@ -116,14 +126,25 @@ const soap11 = (p: string, op: string, inner: string): Case => ({
   body: `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><${op} xmlns="${NS}">${inner}</${op}></soap:Body></soap:Envelope>`,
 });
 const get = (p: string): Case => ({ name: p, method: 'GET', path: p, kind: 'full', headers: {} });
-const post = (p: string, body: string): Case => ({ name: p, method: 'POST', path: p, kind: 'full', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+const post = (p: string, body: string): Case => ({
+  name: p,
+  method: 'POST',
+  path: p,
+  kind: 'full',
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  body,
+});
 
 const TOKEN_1001 = [
   soap11('/PushNotificationMobile.asmx', 'GetTokenDevice', '<id>dev-1001</id>'),
   get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001'),
   post('/PushNotificationMobile.asmx/GetTokenDevice', 'id=dev-1001'),
 ];
-const UNCHANGED = [get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1002'), get('/AboutUs.asmx?wsdl'), get('/AboutUs.asmx/GetAboutUs')];
+const UNCHANGED = [
+  get('/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1002'),
+  get('/AboutUs.asmx?wsdl'),
+  get('/AboutUs.asmx/GetAboutUs'),
+];
 const AUTH_CODE = [
   soap11('/AuthCodeSending.asmx', 'AuthCode', '<code>4821</code><phone>+9647701234567</phone>'),
   get('/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B9647701234567'),
@@ -158,10 +179,18 @@ describe('service-first', () => {
     const legacy = await start({}, otherData());
     const log = logFile();
     const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_LOG: log });
-    const school = soap11('/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>');
+    const school = soap11(
+      '/NotificationNotes.asmx',
+      'GetStudentSchool',
+      '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>',
+    );
     const before = await outcomes(true);
     const answers = await Promise.all([...TOKEN_1001, school, ...UNCHANGED].map((c) => ask(ours.base, c, false)));
-    expect(answers.slice(0, 3).map((a) => a.body)).toEqual([expect.stringContaining('fcm:APA91bH-token-1001'), expect.stringContaining('fcm:APA91bH-token-1001'), expect.stringContaining('fcm:APA91bH-token-1001')]);
+    expect(answers.slice(0, 3).map((a) => a.body)).toEqual([
+      expect.stringContaining('fcm:APA91bH-token-1001'),
+      expect.stringContaining('fcm:APA91bH-token-1001'),
+      expect.stringContaining('fcm:APA91bH-token-1001'),
+    ]);
     expect(answers[3].body).toContain('Ali Hassan');
 
     expect(await settled(before, 7, true)).toEqual({
@@ -174,7 +203,12 @@ describe('service-first', () => {
       'GetAboutUs httpget match': 1,
     });
     const lines = await logLines(log, 4);
-    expect(lines.map((l) => `${l.operation} ${l.binding}`).sort()).toEqual(['GetStudentSchool soap11', 'GetTokenDevice httpget', 'GetTokenDevice httppost', 'GetTokenDevice soap11']);
+    expect(lines.map((l) => `${l.operation} ${l.binding}`).sort()).toEqual([
+      'GetStudentSchool soap11',
+      'GetTokenDevice httpget',
+      'GetTokenDevice httppost',
+      'GetTokenDevice soap11',
+    ]);
     const get1001 = lines.find((l) => l.binding === 'httpget')!;
     expect(get1001).toMatchObject({
       mode: 'service-first',
@@ -182,17 +216,26 @@ describe('service-first', () => {
       request: { method: 'GET', url: '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001' },
       legacy: { status: 200, body: expect.stringContaining('fcm:changed-1001') },
       ours: { status: 200, body: expect.stringContaining('fcm:APA91bH-token-1001') },
-      differences: [{ kind: 'body text of /string', detail: 'body /string text: legacy "fcm:changed-1001" vs ours "fcm:APA91bH-token-1001"' }],
+      differences: [
+        { kind: 'body text of /string', detail: 'body /string text: legacy "fcm:changed-1001" vs ours "fcm:APA91bH-token-1001"' },
+      ],
     });
     expect(get1001.requestId).toMatch(/^[0-9a-f-]{36}$/);
     const soap = lines.find((l) => l.operation === 'GetStudentSchool')!;
     expect(soap.request.headers).toEqual({ 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}GetStudentSchool"` });
-    expect(soap.differences.map((d) => d.kind)).toEqual(['body text of /soap:Envelope/soap:Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo/fullName']);
+    expect(soap.differences.map((d) => d.kind)).toEqual([
+      'body text of /soap:Envelope/soap:Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo/fullName',
+    ]);
 
     // The report: totals per operation and binding, each kind once with its count and an example.
     const summary = await summarise(fs.createReadStream(log));
     expect(summary.lines).toBe(4);
-    expect(summary.byOperation).toEqual({ 'GetTokenDevice soap11': 1, 'GetTokenDevice httpget': 1, 'GetTokenDevice httppost': 1, 'GetStudentSchool soap11': 1 });
+    expect(summary.byOperation).toEqual({
+      'GetTokenDevice soap11': 1,
+      'GetTokenDevice httpget': 1,
+      'GetTokenDevice httppost': 1,
+      'GetStudentSchool soap11': 1,
+    });
     expect(summary.kinds.map((k) => [k.kind, k.count])).toEqual([
       ['body text of /string', 2],
       ['body text of /soap:Envelope/soap:Body/GetStudentSchoolResponse/GetStudentSchoolResult/StudentInfo/fullName', 1],
@@ -209,7 +252,10 @@ describe('noise: a second legacy site (SHADOW_URL_SECONDARY)', () => {
     const dir = path.join(tmp, 'second-data');
     fs.mkdirSync(dir, { recursive: true });
     fs.copyFileSync(path.join(first, 'students.csv'), path.join(dir, 'students.csv'));
-    fs.writeFileSync(path.join(dir, 'devices.csv'), fs.readFileSync(path.join(first, 'devices.csv'), 'utf8').replace('fcm:changed-1001', 'fcm:second-1001'));
+    fs.writeFileSync(
+      path.join(dir, 'devices.csv'),
+      fs.readFileSync(path.join(first, 'devices.csv'), 'utf8').replace('fcm:changed-1001', 'fcm:second-1001'),
+    );
     return dir;
   }
 
@@ -219,7 +265,11 @@ describe('noise: a second legacy site (SHADOW_URL_SECONDARY)', () => {
     const second = await start({}, secondData(first));
     const log = logFile();
     const ours = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_URL_SECONDARY: `${second.base}/`, SHADOW_LOG: log });
-    const school = soap11('/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>');
+    const school = soap11(
+      '/NotificationNotes.asmx',
+      'GetStudentSchool',
+      '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>',
+    );
     const before = await outcomes(true);
     for (const c of [TOKEN_1001[1], school, UNCHANGED[0]]) await ask(ours.base, c, false);
     // The token differs between the legacy sites too (noise); the name is the same on both (real).
@@ -242,8 +292,18 @@ describe('noise: a second legacy site (SHADOW_URL_SECONDARY)', () => {
     const legacy = await start({}, first);
     const second = await start({}, secondData(first));
     const log = logFile();
-    const front = await start({ SHADOW_URL: `${legacy.base}/`, SHADOW_URL_SECONDARY: `${second.base}/`, SHADOW_MODE: 'legacy-first', BASE_PATH: '/StudentService', SHADOW_LOG: log });
-    const school = soap11('/StudentService/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>');
+    const front = await start({
+      SHADOW_URL: `${legacy.base}/`,
+      SHADOW_URL_SECONDARY: `${second.base}/`,
+      SHADOW_MODE: 'legacy-first',
+      BASE_PATH: '/StudentService',
+      SHADOW_LOG: log,
+    });
+    const school = soap11(
+      '/StudentService/NotificationNotes.asmx',
+      'GetStudentSchool',
+      '<school_base_url>http://alnoor.school.example</school_base_url><show_active>49</show_active>',
+    );
     const before = await outcomes(true);
     const token = await ask(front.base, get('/StudentService/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001'), false);
     expect(token.body).toContain('fcm:changed-1001');
@@ -263,7 +323,11 @@ describe('long answers', () => {
     return dir;
   }
   const BIG = [
-    soap11('/NotificationNotes.asmx', 'GetStudentSchool', '<school_base_url>http://big.school.example</school_base_url><show_active>49</show_active>'),
+    soap11(
+      '/NotificationNotes.asmx',
+      'GetStudentSchool',
+      '<school_base_url>http://big.school.example</school_base_url><show_active>49</show_active>',
+    ),
     get('/NotificationNotes.asmx/GetStudentSchool?school_base_url=http%3A%2F%2Fbig.school.example&show_active=1'),
   ];
 
@@ -275,7 +339,10 @@ describe('long answers', () => {
     const toChanged = await start({ SHADOW_URL: `${changed.base}/`, SHADOW_LOG: log });
     let before = await outcomes();
     const answers = await Promise.all(BIG.map((c) => ask(toSame.base, c, false)));
-    expect(answers.map((a) => [a.status, a.body.length > 16 * 1024, a.body.includes('Student 250 ')])).toEqual([[200, true, true], [200, true, true]]);
+    expect(answers.map((a) => [a.status, a.body.length > 16 * 1024, a.body.includes('Student 250 ')])).toEqual([
+      [200, true, true],
+      [200, true, true],
+    ]);
     expect(await settled(before, 2)).toEqual({ match: 2 });
 
     before = await outcomes();
@@ -307,11 +374,21 @@ test('the copies run in a process of their own, at the lowest priority (on Linux
   expect(copiers.length).toBe(1);
   // Fields of /proc/<pid>/task/<tid>/stat after the command's name: nice is the 19th, policy the 41st (5: SCHED_IDLE).
   const chrt = spawnSync('chrt', ['--version']).status === 0;
-  const threads = fs.readdirSync(`/proc/${copiers[0]}/task`).map((tid) => fs.readFileSync(`/proc/${copiers[0]}/task/${tid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' '));
+  const threads = fs.readdirSync(`/proc/${copiers[0]}/task`).map((tid) =>
+    fs
+      .readFileSync(`/proc/${copiers[0]}/task/${tid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' '),
+  );
   expect(threads.length).toBeGreaterThan(1);
   for (const f of threads) expect(chrt ? f[38] : f[16]).toBe(chrt ? '5' : '19');
   // This process keeps its priority.
-  expect(fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[38]).toBe('0');
+  expect(
+    fs
+      .readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')[38],
+  ).toBe('0');
 });
 
 /** A stand-in legacy host that records what it is asked and answers each request with a fault. */
@@ -345,7 +422,11 @@ describe('operations with effects', () => {
     const ours = await start({ SHADOW_URL: host.base, SHADOW_LOG: '', BASE_PATH: '/StudentService' });
     const before = await outcomes();
     // Served as AboutUs's GetAboutUs and AuthCodeSending's help page, and copied (the raw path's reading copied none of them) ...
-    const escaped = ['/StudentService/About%55s.asmx/GetAboutUs', '/studentservice/AuthCodeSending%2Easmx', '/StudentService/AboutUs.asmx%2FGetAboutUs'];
+    const escaped = [
+      '/StudentService/About%55s.asmx/GetAboutUs',
+      '/studentservice/AuthCodeSending%2Easmx',
+      '/StudentService/AboutUs.asmx%2FGetAboutUs',
+    ];
     for (const p of escaped) expect((await ask(ours.base, get(p), false)).status).toBe(200);
     // ... AuthCode, however its URL is escaped, is not; nor are paths with dot segments or backslashes, which IIS folds
     // before routing (these two would be AuthCode there) where this service routes them to AboutUs; nor a URL whose
@@ -361,7 +442,12 @@ describe('operations with effects', () => {
     expect((await ask(ours.base, get(notCopied[3]), false)).status).toBe(200);
     await ask(ours.base, get('/StudentService/AboutUs.asmx/GetAboutUs'), false);
     await settled(before, 4);
-    expect(host.asked.sort()).toEqual(['GET /About%55s.asmx/GetAboutUs', 'GET /AboutUs.asmx%2FGetAboutUs', 'GET /AboutUs.asmx/GetAboutUs', 'GET /AuthCodeSending%2Easmx']);
+    expect(host.asked.sort()).toEqual([
+      'GET /About%55s.asmx/GetAboutUs',
+      'GET /AboutUs.asmx%2FGetAboutUs',
+      'GET /AboutUs.asmx/GetAboutUs',
+      'GET /AuthCodeSending%2Easmx',
+    ]);
   });
 
   test("SHADOW_INCLUDE=AuthCode copies it, and the log holds no code and the phone masked as the service's log masks it", async () => {
@@ -370,15 +456,22 @@ describe('operations with effects', () => {
     const ours = await start({ SHADOW_URL: host.base, SHADOW_LOG: log, SHADOW_INCLUDE: 'AuthCode' });
     const before = await outcomes();
     // Request ids of our own: the log keeps each line's id, and three random UUIDs (the service's own) hold "4821" about once in 700 runs.
-    for (const [i, c] of AUTH_CODE.entries()) await ask(ours.base, { ...c, headers: { ...c.headers, 'X-Request-Id': `authcode-copy-${i}` } }, false);
+    for (const [i, c] of AUTH_CODE.entries())
+      await ask(ours.base, { ...c, headers: { ...c.headers, 'X-Request-Id': `authcode-copy-${i}` } }, false);
     expect(await settled(before, 3)).toEqual({ difference: 3 });
-    expect(host.asked.sort()).toEqual(['GET /AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B9647701234567', 'POST /AuthCodeSending.asmx', 'POST /AuthCodeSending.asmx/AuthCode']);
+    expect(host.asked.sort()).toEqual([
+      'GET /AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B9647701234567',
+      'POST /AuthCodeSending.asmx',
+      'POST /AuthCodeSending.asmx/AuthCode',
+    ]);
     const lines = await logLines(log, 3);
     expect(lines.map((l) => l.requestId).sort()).toEqual(['authcode-copy-0', 'authcode-copy-1', 'authcode-copy-2']);
     const text = fs.readFileSync(log, 'utf8');
     expect(text).not.toContain('4821');
     expect(text).not.toMatch(/770123/);
-    expect(lines.map((l) => l.request.url + l.request.body).join('\n')).toMatch(/<phone>\+96477\*{4}567<\/phone>[\s\S]*phone=%2B96477\*{4}567/);
+    expect(lines.map((l) => l.request.url + l.request.body).join('\n')).toMatch(
+      /<phone>\+96477\*{4}567<\/phone>[\s\S]*phone=%2B96477\*{4}567/,
+    );
   });
 
   test('a code named by its escaped name (%63ode, c%6fde, CODE) and a phone in any spelling: neither the differences log nor the console holds them', async () => {
@@ -425,7 +518,9 @@ test('SHADOW_SAMPLE=0 copies nothing, SHADOW_SAMPLE=1 everything', async () => {
 });
 
 test("mask: codes out, phones masked as the service's log masks them, in XML, forms, queries and anywhere else", () => {
-  expect(mask('<a:code x="1">12<!-- c -->34</a:code><code/><Phone>+964 770 123 4567</Phone>')).toBe('<a:code x="1">[removed]</a:code><code/><Phone>+96477****567</Phone>');
+  expect(mask('<a:code x="1">12<!-- c -->34</a:code><code/><Phone>+964 770 123 4567</Phone>')).toBe(
+    '<a:code x="1">[removed]</a:code><code/><Phone>+96477****567</Phone>',
+  );
   expect(mask('/AuthCode?CODE=4821&phone=07701234567&x=1')).toBe('/AuthCode?CODE=[removed]&phone=077****567&x=1');
   expect(mask('Cannot convert 07701234567 to System.Char; id 1001')).toBe('Cannot convert 077****567 to System.Char; id 1001');
   expect(mask('<code>never closed 1234')).toBe('<code>[removed]');
@@ -435,7 +530,15 @@ describe('a legacy host that hangs or refuses', () => {
   test('hanging: clients are answered while every copy waits, the queue holds two, the rest are dropped and counted', async () => {
     const waiting: http.ServerResponse[] = [];
     const { base, server } = await listen((_req, res) => waiting.push(res));
-    running.push({ base, t: undefined as unknown as TestApp, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+    running.push({
+      base,
+      t: undefined as unknown as TestApp,
+      close: () =>
+        new Promise((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    });
     const ours = await start({ SHADOW_URL: base, SHADOW_CONCURRENCY: '1', SHADOW_QUEUE: '2', SHADOW_TIMEOUT_MS: '600000', SHADOW_LOG: '' });
     const before = await outcomes();
     for (let i = 0; i < 10; i++) {
@@ -452,7 +555,15 @@ describe('a legacy host that hangs or refuses', () => {
 
   test('a copy not answered within SHADOW_TIMEOUT_MS is a legacy error', async () => {
     const { base, server } = await listen(() => undefined);
-    running.push({ base, t: undefined as unknown as TestApp, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+    running.push({
+      base,
+      t: undefined as unknown as TestApp,
+      close: () =>
+        new Promise((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    });
     const ours = await start({ SHADOW_URL: base, SHADOW_TIMEOUT_MS: '50', SHADOW_LOG: '' });
     const before = await outcomes();
     expect((await ask(ours.base, TOKEN_1001[1], false)).status).toBe(200);
@@ -475,7 +586,13 @@ describe('legacy-first', () => {
     const log = logFile();
     const front = await start({ SHADOW_URL: legacy.base, SHADOW_MODE: 'legacy-first', SHADOW_LOG: log });
     const before = await outcomes(true);
-    const cases = [...TOKEN_1001, ...UNCHANGED, get('/AboutUs.asmx'), get('/NoSuchService.asmx'), { ...get('/AboutUs.asmx'), method: 'PUT' }];
+    const cases = [
+      ...TOKEN_1001,
+      ...UNCHANGED,
+      get('/AboutUs.asmx'),
+      get('/NoSuchService.asmx'),
+      { ...get('/AboutUs.asmx'), method: 'PUT' },
+    ];
     for (const c of cases) {
       const [viaFront, direct] = await Promise.all([ask(front.base, c, false), ask(legacy.base, c, false)]);
       // The WSDL names the host it was asked by; the front keeps the client's Host, so it is the front's.
@@ -492,7 +609,11 @@ describe('legacy-first', () => {
       '  match': 1,
     });
     const line = (await logLines(log, 3)).find((l) => l.binding === 'httpget')!;
-    expect(line).toMatchObject({ mode: 'legacy-first', legacy: { body: expect.stringContaining('fcm:changed-1001') }, ours: { body: expect.stringContaining('fcm:APA91bH-token-1001') } });
+    expect(line).toMatchObject({
+      mode: 'legacy-first',
+      legacy: { body: expect.stringContaining('fcm:changed-1001') },
+      ours: { body: expect.stringContaining('fcm:APA91bH-token-1001') },
+    });
   });
 
   test('a legacy host that refuses: the client gets the 502 of a reverse proxy, counted as a legacy error', async () => {
@@ -508,5 +629,7 @@ describe('legacy-first', () => {
 });
 
 test('the shadow counters are on the service metrics', async () => {
-  expect(await client.register.metrics()).toMatch(/^asmx_shadow_exchanges_total\{operation="GetTokenDevice",binding="httpget",outcome="match"\} \d+$/m);
+  expect(await client.register.metrics()).toMatch(
+    /^asmx_shadow_exchanges_total\{operation="GetTokenDevice",binding="httpget",outcome="match"\} \d+$/m,
+  );
 });

@@ -13,7 +13,9 @@ async function requestInFlight(port: number): Promise<{ finish(): void; answer: 
   const socket = net.connect(port, '127.0.0.1');
   await new Promise((r) => socket.once('connect', r));
   const body = 'code=1&phone=2';
-  socket.write(`POST /AuthCodeSending.asmx/AuthCode HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 3)}`);
+  socket.write(
+    `POST /AuthCodeSending.asmx/AuthCode HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 3)}`,
+  );
   let received = '';
   socket.setEncoding('utf8');
   socket.on('error', () => undefined); // a reset shows as an incomplete answer
@@ -27,7 +29,8 @@ describe.each([
   ['WORKERS=2', { WORKERS: '2' }, 2],
 ])('%s', (_name, env, processes) => {
   /** Every serving process has begun to stop (a cluster primary tells its workers). */
-  const allStopping = (s: Service) => s.waitFor((l) => l.msg === 'stopping' && s.lines.filter((x) => x.msg === 'stopping').length === processes);
+  const allStopping = (s: Service) =>
+    s.waitFor((l) => l.msg === 'stopping' && s.lines.filter((x) => x.msg === 'stopping').length === processes);
 
   test('SIGTERM under a steady load: not one request fails, exit code 0', async () => {
     const s = await service({ env });
@@ -84,7 +87,10 @@ describe('WORKERS=2', () => {
     expect(pids.size).toBe(2);
     const metrics = (await request(s.adminPort, '/metrics')).body;
     expect(metrics).toMatch(
-      new RegExp(`^asmx_requests_total\\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget",status="200"\\} ${n}$`, 'm'),
+      new RegExp(
+        `^asmx_requests_total\\{endpoint="PushNotificationMobile",operation="GetTokenDevice",binding="httpget",status="200"\\} ${n}$`,
+        'm',
+      ),
     );
     expect((await request(s.adminPort, '/readyz')).status).toBe(200);
     // Readiness is the primary's one answer for both workers, not summed.
@@ -98,7 +104,14 @@ describe('WORKERS=2', () => {
     process.kill(victim, 'SIGKILL');
     const died = await s.waitFor((l) => l.msg === 'worker died; starting another');
     expect(died).toMatchObject({ level: 'warn', workerPid: victim, signal: 'SIGKILL' });
-    const results = await Promise.all(Array.from({ length: 40 }, () => request(s.port, TOKEN_PATH).then((r) => r.status, (e: Error) => e.message)));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        request(s.port, TOKEN_PATH).then(
+          (r) => r.status,
+          (e: Error) => e.message,
+        ),
+      ),
+    );
     expect(results.filter((r) => r !== 200)).toEqual([]);
     // The replacement serves too, once it is up (connections go to the workers in turn).
     const before = new Set(s.lines.slice(0, s.lines.indexOf(died)).map((e) => e.pid));
@@ -111,28 +124,34 @@ describe('WORKERS=2', () => {
   });
 });
 
-(process.platform === 'linux' ? test : test.skip)('under `npm start`, SIGTERM to npm stops the service gracefully: no process is left serving', async () => {
-  // A package whose start script runs the build, as the project's own `npm start` does.
-  const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-npm-'));
-  fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }));
-  try {
-    const s = await service({ command: ['npm', 'start', '--silent', '--prefix', pkg] });
-    const pid = (await s.waitFor((l) => l.msg.startsWith('listening on '))).pid;
-    expect(pid).not.toBe(s.proc.pid);
-    s.proc.kill('SIGTERM');
-    await s.exited;
-    expect(await s.waitFor((l) => l.msg === 'stopped' && l.pid === pid)).toMatchObject({ exitCode: 0 });
-    // Gone (or a zombie waiting for an init process to reap it: no longer running).
-    const running = () => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
-    for (let i = 0; i < 60 && running(); i += 1) await new Promise((r) => setTimeout(r, 50));
-    expect(running()).toBe(false);
-  } finally {
-    fs.rmSync(pkg, { recursive: true, force: true });
-  }
-});
+(process.platform === 'linux' ? test : test.skip)(
+  'under `npm start`, SIGTERM to npm stops the service gracefully: no process is left serving',
+  async () => {
+    // A package whose start script runs the build, as the project's own `npm start` does.
+    const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-npm-'));
+    fs.writeFileSync(
+      path.join(pkg, 'package.json'),
+      JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }),
+    );
+    try {
+      const s = await service({ command: ['npm', 'start', '--silent', '--prefix', pkg] });
+      const pid = (await s.waitFor((l) => l.msg.startsWith('listening on '))).pid;
+      expect(pid).not.toBe(s.proc.pid);
+      s.proc.kill('SIGTERM');
+      await s.exited;
+      expect(await s.waitFor((l) => l.msg === 'stopped' && l.pid === pid)).toMatchObject({ exitCode: 0 });
+      // Gone (or a zombie waiting for an init process to reap it: no longer running).
+      const running = () => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 60 && running(); i += 1) await new Promise((r) => setTimeout(r, 50));
+      expect(running()).toBe(false);
+    } finally {
+      fs.rmSync(pkg, { recursive: true, force: true });
+    }
+  },
+);

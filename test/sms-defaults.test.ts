@@ -27,7 +27,11 @@ test('a code past SMS_CODE_TTL_SECONDS is not sent: expired, erased, counted', a
   await until('the old one has expired', async () => (await byStatus(s, 'expired')) === 1);
   await settle(200);
   expect(world.gateway.requests.map((r) => (JSON.parse(r.body) as { to: string }).to)).toEqual([phone(1)]);
-  expect((await rows(s)).find((r) => r.id === old.id)).toMatchObject({ status: 'expired', hasCode: false, lastError: 'code expired after 600 s; not sent' });
+  expect((await rows(s)).find((r) => r.id === old.id)).toMatchObject({
+    status: 'expired',
+    hasCode: false,
+    lastError: 'code expired after 600 s; not sent',
+  });
   expect((await metric(smsMetrics.expired)) - before).toBe(1);
 });
 
@@ -99,7 +103,8 @@ test('no gateway (the default): codes are queued, nothing is sent or logged, and
 test('retention: delivered, failed and expired rows past SMS_RETENTION_DAYS go in bounded batches; pending ones expire first', async () => {
   const s = await world.service({ SMS_RETENTION_DAYS: '30' }, false);
   const day = 86_400;
-  for (const status of ['delivered', 'failed', 'expired'] as const) for (let i = 0; i < 3; i += 1) await insertRow(world, s, status, 31 * day);
+  for (const status of ['delivered', 'failed', 'expired'] as const)
+    for (let i = 0; i < 3; i += 1) await insertRow(world, s, status, 31 * day);
   await insertRow(world, s, 'pending', 31 * day); // never sent: expires, then goes with the rest
   await insertRow(world, s, 'delivered', 29 * day); // within retention
   await insertRow(world, s, 'failed', 300, 2 * 3600); // failed two hours ago: its code is erased

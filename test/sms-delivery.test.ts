@@ -79,7 +79,7 @@ test("a save that throws: AuthCode faults and uses up nothing, so the app's retr
   expect(await rows(s)).toHaveLength(1);
 });
 
-test("the provider accepts but its answer is lost: sent again once, with the same idempotency key, counted and logged", async () => {
+test('the provider accepts but its answer is lost: sent again once, with the same idempotency key, counted and logged', async () => {
   const captured = captureLog();
   const before = await resent();
   try {
@@ -102,7 +102,11 @@ test("the provider accepts but its answer is lost: sent again once, with the sam
   expect(world.gateway.delivered).toBe(1);
   expect((await resent()) - before).toBe(1);
   expect(captured.lines.filter((l) => l.msg.startsWith('SMS sent again'))).toEqual([
-    { level: 'warn', msg: "SMS sent again: the provider's answer to an earlier attempt was lost", fields: expect.objectContaining({ phone: '+96477****001', attempt: 2 }) },
+    {
+      level: 'warn',
+      msg: "SMS sent again: the provider's answer to an earlier attempt was lost",
+      fields: expect.objectContaining({ phone: '+96477****001', attempt: 2 }),
+    },
   ]);
 });
 
@@ -191,7 +195,11 @@ test('a dispatcher slowed past its lease after recording its send start, the row
   const s = await world.service({}, false);
   const before = await resent();
   await s.store.outbox.enqueue('5656', phone(1));
-  const slow = new Dispatcher(lateStart(s.store.outbox, async () => undefined), createGateway(s.config.sms), slowOptions(s));
+  const slow = new Dispatcher(
+    lateStart(s.store.outbox, async () => undefined),
+    createGateway(s.config.sms),
+    slowOptions(s),
+  );
   slow.start();
   await until('the slow dispatcher gives the row back', async () => (await rows(s))[0]!.attempts === 0, 10_000);
   await slow.stop();

@@ -48,7 +48,12 @@ async function windowRows(s: Service): Promise<number> {
 }
 
 /** Requests `from`..`to`-1 of `make`, a thousand in flight at a time (the store's group commit takes them in batches). */
-async function flood(intake: SmsIntake, from: number, to: number, make: (i: number) => [code: string, phone: string, address: string]): Promise<void> {
+async function flood(
+  intake: SmsIntake,
+  from: number,
+  to: number,
+  make: (i: number) => [code: string, phone: string, address: string],
+): Promise<void> {
   for (let i = from; i < to; i += 1000) {
     await Promise.all(Array.from({ length: Math.min(1000, to - i) }, (_, j) => intake.accept(...make(i + j))));
   }
@@ -91,7 +96,10 @@ test('a flood of 120,000 distinct junk AuthCodes resets nothing: the phone, the 
 }, 180_000);
 
 test('remembering fewer full windows than there are changes no decision (past the memory, the store refuses)', async () => {
-  const s = await world.service({ ...LIMITS, SMS_LIMIT_PER_PHONE: '1', SMS_LIMIT_PER_ADDRESS: '1000', SMS_LIMIT_GLOBAL_PER_DAY: '300' }, false);
+  const s = await world.service(
+    { ...LIMITS, SMS_LIMIT_PER_PHONE: '1', SMS_LIMIT_PER_ADDRESS: '1000', SMS_LIMIT_GLOBAL_PER_DAY: '300' },
+    false,
+  );
   const intake = new SmsIntake(s.config.sms, s.store, new MemoryLimiter(20));
   await flood(intake, 0, 300, (i) => ['1', phone(i), address(i)]);
   expect(await pending(s)).toBe(300);
@@ -207,7 +215,10 @@ describe('real service processes', () => {
     expect((await authCode(second.port, '8181', phone(1))).status).toBe(200);
     expect(await queuedIn(first.dbPath)).toBe(4);
     await second.waitFor((l) => l.msg === 'AuthCode request not sent' && l.reason === 'duplicate');
-    expect(second.lines.filter((l) => l.msg === 'AuthCode request not sent').map((l) => l.limit ?? l.reason)).toEqual(['phone', 'duplicate']);
+    expect(second.lines.filter((l) => l.msg === 'AuthCode request not sent').map((l) => l.limit ?? l.reason)).toEqual([
+      'phone',
+      'duplicate',
+    ]);
   }, 60_000);
 
   test('WORKERS=2: whichever worker answers, the phone and the duplicate mark are counted once', async () => {

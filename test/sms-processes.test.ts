@@ -56,10 +56,14 @@ afterEach(async () => {
 
 /** Starts a service process; resolves once its dispatcher runs. `output` collects its log (stderr). */
 async function serviceProcess(extra: Record<string, string> = {}, output: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(__dirname, 'helpers', 'ts-register.js'), path.join(__dirname, 'helpers', 'sms-process.ts')], {
-    env: { ...process.env, ...env, ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', path.join(__dirname, 'helpers', 'ts-register.js'), path.join(__dirname, 'helpers', 'sms-process.ts')],
+    {
+      env: { ...process.env, ...env, ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -115,6 +119,9 @@ test('a process killed mid-send: the next one takes the message over when the le
   const [row] = await store.outbox.list(false, 10);
   expect(row).toMatchObject({ status: 'delivered', hasCode: false });
   // The first send's start was recorded: the takeover knows it is a resend and says so, once.
-  const resends = output.join('').split('\n').filter((l) => l.includes("SMS sent again: the provider's answer to an earlier attempt was lost"));
+  const resends = output
+    .join('')
+    .split('\n')
+    .filter((l) => l.includes("SMS sent again: the provider's answer to an earlier attempt was lost"));
   expect(resends).toHaveLength(1);
 }, 40_000);

@@ -136,7 +136,11 @@ async function freePort(): Promise<number> {
     expect(said(/Redis unreachable/)).toBe(1);
     expect(a.limiter.shared).toBe(false);
 
-    const server: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const server: ChildProcess = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     cleanup.push(async () => {
       server.kill();
       await new Promise((r) => server.once('exit', r));

@@ -15,7 +15,11 @@ describe('validation', () => {
   test('numbers are normalised to E.164; without a country code only with SMS_DEFAULT_REGION', () => {
     expect(checkRequest('4821', '+964 770 123 4567', policy())).toEqual({ ok: true, code: '4821', phone: '+9647701234567' });
     expect(checkRequest('4821', '0770-123-4567', policy())).toEqual({ ok: false, reason: 'phone' });
-    expect(checkRequest('4821', '0770-123-4567', policy({ SMS_DEFAULT_REGION: 'IQ' }))).toEqual({ ok: true, code: '4821', phone: '+9647701234567' });
+    expect(checkRequest('4821', '0770-123-4567', policy({ SMS_DEFAULT_REGION: 'IQ' }))).toEqual({
+      ok: true,
+      code: '4821',
+      phone: '+9647701234567',
+    });
     expect(checkRequest('4821', '(0770) 123 4567', policy({ SMS_DEFAULT_REGION: 'IQ' }))).toMatchObject({ phone: '+9647701234567' });
   });
 
@@ -70,11 +74,15 @@ describe('HTTP gateway', () => {
   });
   afterEach(() => fake.close());
 
-  const http = (env: Record<string, string>) => new HttpGateway(loadConfig({ SMS_GATEWAY: 'http', SMS_HTTP_URL: `${url}/sms`, SMS_DEFAULT_REGION: 'IQ', ...env }).sms.http);
+  const http = (env: Record<string, string>) =>
+    new HttpGateway(loadConfig({ SMS_GATEWAY: 'http', SMS_HTTP_URL: `${url}/sms`, SMS_DEFAULT_REGION: 'IQ', ...env }).sms.http);
   const message = { phone: '+9647701234567', code: '4821', text: 'رمز "التحقق" & 4821', key: 'sms-k1' };
 
   test('a JSON body escapes the values inside the template’s strings; headers are sent', async () => {
-    await http({ SMS_HTTP_HEADERS: '{"X-Api-Key":"k-1"}', SMS_HTTP_BODY: '{"to":"{phone}","text":"{message}","unicode":"{unicode}","c":"{code}","k":"{key}"}' }).send(message);
+    await http({
+      SMS_HTTP_HEADERS: '{"X-Api-Key":"k-1"}',
+      SMS_HTTP_BODY: '{"to":"{phone}","text":"{message}","unicode":"{unicode}","c":"{code}","k":"{key}"}',
+    }).send(message);
     const [req] = fake.requests;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe('/sms');
@@ -103,7 +111,9 @@ describe('HTTP gateway', () => {
     [404, false],
   ])('HTTP %i: retryable %s', async (status, retryable) => {
     fake.script.push(status);
-    const err = await http({}).send(message).catch((e: unknown) => e);
+    const err = await http({})
+      .send(message)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err).toMatchObject({ retryable, message: `HTTP ${status}: {"message":"try later"}` });
   });
@@ -119,20 +129,35 @@ describe('HTTP gateway', () => {
 
   test('a time-out and a dropped connection are retryable answers lost; a refused connection sent nothing', async () => {
     fake.script.push('hang', 'drop');
-    await expect(http({ SMS_HTTP_TIMEOUT_MS: '100' }).send(message)).rejects.toMatchObject({ retryable: true, answerLost: true, message: 'no answer within 100 ms' });
-    await expect(http({}).send(message)).rejects.toMatchObject({ retryable: true, answerLost: true, message: expect.stringMatching(/^request failed/) });
+    await expect(http({ SMS_HTTP_TIMEOUT_MS: '100' }).send(message)).rejects.toMatchObject({
+      retryable: true,
+      answerLost: true,
+      message: 'no answer within 100 ms',
+    });
+    await expect(http({}).send(message)).rejects.toMatchObject({
+      retryable: true,
+      answerLost: true,
+      message: expect.stringMatching(/^request failed/),
+    });
     expect(fake.delivered).toBe(1);
     // A port just freed: nothing listens there.
     const spare = new FakeGateway();
     const spareUrl = await spare.listen();
     await spare.close();
     const closed = new HttpGateway({ ...loadConfig({}).sms.http, url: `${spareUrl}/sms` });
-    await expect(closed.send(message)).rejects.toMatchObject({ retryable: true, answerLost: false, message: 'request failed (ECONNREFUSED)' });
+    await expect(closed.send(message)).rejects.toMatchObject({
+      retryable: true,
+      answerLost: false,
+      message: 'request failed (ECONNREFUSED)',
+    });
   });
 
   test('the Twilio preset posts the form Twilio documents, with basic auth', async () => {
     const sid = `AC${'ab'.repeat(16)}`;
-    const gw = new HttpGateway(twilioPreset({ accountSid: sid, authToken: 'tok', from: '+15005550006', apiUrl: url, timeoutMs: 1000 }), 'twilio');
+    const gw = new HttpGateway(
+      twilioPreset({ accountSid: sid, authToken: 'tok', from: '+15005550006', apiUrl: url, timeoutMs: 1000 }),
+      'twilio',
+    );
     await gw.send(message);
     const [req] = fake.requests;
     expect(req!.url).toBe(`/2010-04-01/Accounts/${sid}/Messages.json`);
@@ -148,10 +173,13 @@ describe('HTTP gateway', () => {
 describe('memory limiter (what the store reported full)', () => {
   const check = (key: string, limit: number) => ({ kind: 'phone', key, limit, windowMs: 60_000 });
 
-  test('refuses only what a remembered window holds at the check\'s limit, until the window ends', async () => {
+  test("refuses only what a remembered window holds at the check's limit, until the window ends", async () => {
     const l = new MemoryLimiter();
     const until = Date.now() + 60_000;
-    await l.remember([{ key: 'a', hits: 3, until }, { key: 'gone', hits: 9, until: Date.now() - 1 }]);
+    await l.remember([
+      { key: 'a', hits: 3, until },
+      { key: 'gone', hits: 9, until: Date.now() - 1 },
+    ]);
     expect(await l.knownFull([check('x', 1), check('a', 3)])).toEqual(check('a', 3));
     // A higher limit (raised since) is not known to be reached: the store decides.
     expect(await l.knownFull([check('a', 4)])).toBeNull();
@@ -174,10 +202,19 @@ describe('memory limiter (what the store reported full)', () => {
 
 describe('what the start line and /readyz say about SMS', () => {
   test('where codes go, to which countries, how long they live', () => {
-    expect(smsSummary(policy())).toBe('SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min');
+    expect(smsSummary(policy())).toBe(
+      'SMS: codes are queued, not sent (no gateway: set SMS_GATEWAY); to any country; codes expire after 10 min',
+    );
     expect(smsReadiness(policy())).toBe('SMS: codes are queued, not sent: no gateway is configured (SMS_GATEWAY=none)');
     const sid = `AC${'ab'.repeat(16)}`;
-    const twilio = policy({ SMS_GATEWAY: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1', SMS_ALLOWED_COUNTRIES: 'IQ,JO', SMS_CODE_TTL_SECONDS: '90' });
+    const twilio = policy({
+      SMS_GATEWAY: 'twilio',
+      TWILIO_ACCOUNT_SID: sid,
+      TWILIO_AUTH_TOKEN: 't',
+      TWILIO_FROM: '+1',
+      SMS_ALLOWED_COUNTRIES: 'IQ,JO',
+      SMS_CODE_TTL_SECONDS: '90',
+    });
     expect(smsSummary(twilio)).toBe('SMS: codes sent by twilio; to IQ, JO; codes expire after 90 s');
     expect(smsReadiness(twilio)).toBeUndefined();
     expect(smsSummary(policy({ SMS_GATEWAY: 'log', SMS_DEFAULT_REGION: 'IQ' }))).toBe(

@@ -164,7 +164,11 @@ test('the service killed between storing and sending delivers after restart; a d
   const restarted = await service();
   await until('both are delivered', async () => (await byStatus(restarted, 'delivered')) === 2, 5000);
   await settle();
-  expect(sentTo().map((m) => m.to).sort()).toEqual(['+9647701234567', '+9647701234568']);
+  expect(
+    sentTo()
+      .map((m) => m.to)
+      .sort(),
+  ).toEqual(['+9647701234567', '+9647701234568']);
   expect((await rows(restarted)).find((r) => r.phone === '+9647701234567')!.attempts).toBe(2);
 });
 
@@ -291,7 +295,7 @@ test('no log line holds a code or a whole phone number', async () => {
   expect(lines.join('\n')).toContain('+96477****543');
 });
 
-test("a provider echoing the phone in national form and with spaces: no log line and no stored last_error holds its digits", async () => {
+test('a provider echoing the phone in national form and with spaces: no log line and no stored last_error holds its digits', async () => {
   const captured = captureLog();
   let stored: (string | null)[];
   try {
@@ -344,7 +348,9 @@ test('the log gateway says once that nothing is sent, and writes the text to its
   const { lines } = captured;
   expect(lines.filter((l) => /never really sent/.test(l.msg))).toHaveLength(1);
   const withCode = lines.filter((l) => JSON.stringify(l).includes('5555'));
-  expect(withCode).toEqual([{ level: 'info', msg: 'sms (log gateway, not sent)', fields: { phone: '+96477****567', text: 'رمز التحقق: 5555' } }]);
+  expect(withCode).toEqual([
+    { level: 'info', msg: 'sms (log gateway, not sent)', fields: { phone: '+96477****567', text: 'رمز التحقق: 5555' } },
+  ]);
   expect(gateway.requests).toEqual([]);
 });
 
@@ -380,9 +386,16 @@ test('npm run outbox: list, list failed, retry one, retry all failed', async () 
   const deliveredId = all.out[3]!.split('\t')[0]!;
   expect(await run('--retry', deliveredId)).toMatchObject({ code: 1, err: [expect.stringMatching(/cannot be sent again/)] });
   const failedId = failed.out[2]!.split('\t')[0]!;
-  expect(await run('--retry', failedId)).toEqual({ code: 0, out: ['1 message queued again; a running service sends it at its next poll'], err: [] });
+  expect(await run('--retry', failedId)).toEqual({
+    code: 0,
+    out: ['1 message queued again; a running service sends it at its next poll'],
+    err: [],
+  });
   await until('resent', async () => (await byStatus(s, 'delivered')) === 2);
-  expect(await run('--retry-failed')).toMatchObject({ code: 0, out: ['1 message queued again; a running service sends it at its next poll'] });
+  expect(await run('--retry-failed')).toMatchObject({
+    code: 0,
+    out: ['1 message queued again; a running service sends it at its next poll'],
+  });
   await until('all delivered', async () => (await byStatus(s, 'delivered')) === 3);
   expect(sentTo().map((m) => m.to)).toEqual([1, 2, 3, 2, 3].map(phone));
 

@@ -26,18 +26,19 @@ describe('SOAP 1.1 routing by SOAPAction', () => {
     }
   });
 
-  test.each([['""', ''], [`"${NS}gettokendevice"`, `${NS}gettokendevice`], [`"${NS}GetTokenDevice`, `"${NS}GetTokenDevice`]])(
-    'SOAPAction %s is not recognised',
-    async (action, shown) => {
-      const r = await soap11(t.app, PUSH, action, envelope('1.1', token('dev-1001')));
-      expect(r.status).toBe(500);
-      expect(r.headers['content-type']).toBe('text/xml; charset=utf-8');
-      expect(faultOf(r.body)).toEqual({
-        code: 'soap:Client',
-        text: `Server did not recognize the value of HTTP Header SOAPAction: ${shown}.`,
-      });
-    },
-  );
+  test.each([
+    ['""', ''],
+    [`"${NS}gettokendevice"`, `${NS}gettokendevice`],
+    [`"${NS}GetTokenDevice`, `"${NS}GetTokenDevice`],
+  ])('SOAPAction %s is not recognised', async (action, shown) => {
+    const r = await soap11(t.app, PUSH, action, envelope('1.1', token('dev-1001')));
+    expect(r.status).toBe(500);
+    expect(r.headers['content-type']).toBe('text/xml; charset=utf-8');
+    expect(faultOf(r.body)).toEqual({
+      code: 'soap:Client',
+      text: `Server did not recognize the value of HTTP Header SOAPAction: ${shown}.`,
+    });
+  });
 
   test('the SOAPAction is checked before the body is read', async () => {
     const r = await soap11(t.app, PUSH, `"${NS}Nope"`, '<soap:Envelope><soap:Bo');
@@ -128,7 +129,12 @@ describe('media types and versions', () => {
 
 describe('malformed and hostile XML', () => {
   test('malformed with a SOAPAction: 400, empty body', async () => {
-    const r = await soap11(t.app, PUSH, `"${NS}GetTokenDevice"`, '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><a>');
+    const r = await soap11(
+      t.app,
+      PUSH,
+      `"${NS}GetTokenDevice"`,
+      '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><a>',
+    );
     expect(r.status).toBe(400);
     expect(r.body).toBe('');
   });
@@ -185,14 +191,22 @@ describe('malformed and hostile XML', () => {
       text: 'There was an exception running the extensions specified in the config file. ---> Maximum request length exceeded.',
     });
     const r12 = await soap12(t.app, PUSH, envelope('1.2', opElement('GetTokenDevice', { id: 'x'.repeat(5 * 1024 * 1024) })));
-    expect(faultOf(r12.body)).toEqual({ code: 'soap:Receiver', text: 'Server was unable to process request. ---> Maximum request length exceeded.' });
+    expect(faultOf(r12.body)).toEqual({
+      code: 'soap:Receiver',
+      text: 'Server was unable to process request. ---> Maximum request length exceeded.',
+    });
     const ok = await soap11(t.app, PUSH, `"${NS}GetTokenDevice"`, envelope('1.1', token('dev-1001')));
     expect(ok.status).toBe(200);
   });
 
   test('a gzip bomb is not inflated past the limit', async () => {
     const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
-    const r = await post(t.app, PUSH, { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}GetTokenDevice"`, 'Content-Encoding': 'gzip' }, bomb.toString('latin1'));
+    const r = await post(
+      t.app,
+      PUSH,
+      { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}GetTokenDevice"`, 'Content-Encoding': 'gzip' },
+      bomb.toString('latin1'),
+    );
     expect(r.status).toBeGreaterThanOrEqual(400);
     expect(r.body).not.toMatch(/at \w+ \(|node_modules|\/src\//);
   });
@@ -214,7 +228,12 @@ describe('reading parameters', () => {
     const body =
       `<GetStudentSchool xmlns="${NS}"><!-- c --><show_active>&#52;9</show_active><junk>1</junk>` +
       `<school_base_url><![CDATA[http://alnoor.school.example]]></school_base_url></GetStudentSchool>`;
-    const r = await soap11(t.app, NOTES, `"${NS}GetStudentSchool"`, envelope('1.1', body, '<soap:Header><h xmlns="urn:h">x</h></soap:Header>'));
+    const r = await soap11(
+      t.app,
+      NOTES,
+      `"${NS}GetStudentSchool"`,
+      envelope('1.1', body, '<soap:Header><h xmlns="urn:h">x</h></soap:Header>'),
+    );
     expect(r.status).toBe(200);
     expect(r.body.match(/<StudentInfo>/g)).toHaveLength(3);
   });
@@ -230,13 +249,28 @@ describe('reading parameters', () => {
   });
 
   test('an absent show_active is the char 0: no student matches', async () => {
-    const r = await soap11(t.app, NOTES, `"${NS}GetStudentSchool"`, envelope('1.1', opElement('GetStudentSchool', { school_base_url: 'http://alnoor.school.example' })));
+    const r = await soap11(
+      t.app,
+      NOTES,
+      `"${NS}GetStudentSchool"`,
+      envelope('1.1', opElement('GetStudentSchool', { school_base_url: 'http://alnoor.school.example' })),
+    );
     expect(r.status).toBe(200);
     expect(r.body).toContain('<GetStudentSchoolResult />');
   });
 
-  test.each([['49', 3], [' 49 ', 3], ['0049', 3], ['48', 1]])('show_active %j converts', async (code, rows) => {
-    const r = await soap11(t.app, NOTES, `"${NS}GetStudentSchool"`, envelope('1.1', opElement('GetStudentSchool', { school_base_url: 'http://alnoor.school.example', show_active: code })));
+  test.each([
+    ['49', 3],
+    [' 49 ', 3],
+    ['0049', 3],
+    ['48', 1],
+  ])('show_active %j converts', async (code, rows) => {
+    const r = await soap11(
+      t.app,
+      NOTES,
+      `"${NS}GetStudentSchool"`,
+      envelope('1.1', opElement('GetStudentSchool', { school_base_url: 'http://alnoor.school.example', show_active: code })),
+    );
     expect(r.status).toBe(200);
     expect(r.body.match(/<StudentInfo>/g)).toHaveLength(rows);
   });
@@ -249,9 +283,17 @@ describe('reading parameters', () => {
     ['abc', 'Input string was not in a correct format.'],
     ['', 'Input string was not in a correct format.'],
     ['65536', 'Value was either too large or too small for a UInt16.'],
-    ['99999999999999999999', 'Value was either too large or too small for a UInt16. ---> Value was either too large or too small for a UInt32.'],
+    [
+      '99999999999999999999',
+      'Value was either too large or too small for a UInt16. ---> Value was either too large or too small for a UInt32.',
+    ],
   ])('show_active %j is a Client fault: %s', async (code, reason) => {
-    const r = await soap11(t.app, NOTES, `"${NS}GetStudentSchool"`, envelope('1.1', opElement('GetStudentSchool', { school_base_url: 'x', show_active: code })));
+    const r = await soap11(
+      t.app,
+      NOTES,
+      `"${NS}GetStudentSchool"`,
+      envelope('1.1', opElement('GetStudentSchool', { school_base_url: 'x', show_active: code })),
+    );
     expect(r.status).toBe(500);
     const f = faultOf(r.body);
     expect(f.code).toBe('soap:Client');
@@ -308,7 +350,11 @@ describe('answers', () => {
   });
 
   test('AuthCode over SOAP is kept in the outbox, its phone in E.164; an invalid phone is not, with the same answer', async () => {
-    const r = await soap12(t.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '777', phone: '+964 770 123 4599' })));
+    const r = await soap12(
+      t.app,
+      '/AuthCodeSending.asmx',
+      envelope('1.2', opElement('AuthCode', { code: '777', phone: '+964 770 123 4599' })),
+    );
     expect(r.status).toBe(200);
     expect(r.body).toContain(`<AuthCodeResponse xmlns="${NS}" />`);
     const bad = await soap12(t.app, '/AuthCodeSending.asmx', envelope('1.2', opElement('AuthCode', { code: '778', phone: '+964770' })));

@@ -26,7 +26,10 @@ const HOLD_MS = 3000;
 let csv: string;
 beforeAll(() => {
   csv = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stops-')), 'big.csv');
-  const rows = Array.from({ length: BIG_ROSTER }, (_, i) => `${BIG_SCHOOL},S${String(i).padStart(6, '0')},Student number ${i} ${'of a large school '.repeat(10).trim()},dev-big-${i},1`);
+  const rows = Array.from(
+    { length: BIG_ROSTER },
+    (_, i) => `${BIG_SCHOOL},S${String(i).padStart(6, '0')},Student number ${i} ${'of a large school '.repeat(10).trim()},dev-big-${i},1`,
+  );
   fs.writeFileSync(csv, ['school_base_url,id_student,fullName,id_device,ShowActive', ...rows].join('\n'));
 });
 
@@ -99,12 +102,15 @@ function connection(port: number, second: string, opts: { pauseReading?: boolean
   return { inFlight, answer, release: () => (opts.rest === undefined ? socket.resume() : socket.write(opts.rest)) };
 }
 
-const SOAP = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
+const SOAP =
+  '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
 const soapHead = `POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://tempuri.org/GetTokenDevice"\r\nContent-Length: ${SOAP.length}\r\n\r\n`;
 
 /** 20 slow readers of the large roster and 5 SOAP requests whose bodies are still arriving, all in flight. */
 async function slowRequests(port: number) {
-  const readers = Array.from({ length: 20 }, () => connection(port, `GET ${ROSTER_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`, { pauseReading: true }));
+  const readers = Array.from({ length: 20 }, () =>
+    connection(port, `GET ${ROSTER_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`, { pauseReading: true }),
+  );
   const senders = Array.from({ length: 5 }, () => connection(port, soapHead + SOAP.slice(0, 100), { rest: SOAP.slice(100) }));
   await Promise.all([...readers, ...senders].map((c) => c.inFlight));
   return { readers, senders, all: [...readers, ...senders] };
@@ -122,7 +128,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A package whose start script runs the build, as the project's own `npm start` does. */
 function npmPackage(): string {
   const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-npm-'));
-  fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }));
+  fs.writeFileSync(
+    path.join(pkg, 'package.json'),
+    JSON.stringify({ name: 'npm-start', version: '1.0.0', scripts: { start: `node ${MAIN}` } }),
+  );
   return pkg;
 }
 
@@ -144,31 +153,37 @@ linux.each([
   ['node, WORKERS=2', false, { WORKERS: '2' }],
 ])('%s', (_name, underNpm, env) => {
   // SIGHUP too: a closed terminal or a supervisor's reload sends it, and it used to end the process at once (129).
-  test.each(['SIGTERM', 'SIGHUP'] as const)('one %s: slow readers of a large roster and SOAP bodies still arriving on keep-alive connections all get their whole answer, then exit 0', async (signal) => {
-    const { s, pid, pkg } = await start(underNpm, env);
-    try {
-      const { readers, senders, all } = await slowRequests(s.port);
-      // Under npm the supervisor signals npm, which passes nothing on to the service behind `sh -c`.
-      s.proc.kill(signal);
-      await sleep(HOLD_MS);
-      expect(alive(pid)).toBe(true);
-      for (const c of all) c.release();
-      const answers = await Promise.all(all.map((c) => c.answer));
-      expect(answers.map((a) => [a.status, a.complete])).toEqual(all.map(() => [200, true]));
-      // The answers begun before the signal could not say so; the others close their connection.
-      expect(answers.slice(readers.length).map((a) => a.connectionClose)).toEqual(senders.map(() => true));
-      expect(answers.slice(0, readers.length).map((a) => a.body.split('<StudentInfo>').length - 1)).toEqual(readers.map(() => BIG_ROSTER));
-      expect(answers[0]!.body.length).toBeGreaterThan(6_000_000);
-      expect(answers.slice(readers.length).every((a) => a.body.includes('fcm:APA91bH-token-1001'))).toBe(true);
-      expect(await s.waitFor((l) => l.msg === 'stopped' && l.pid === pid)).toMatchObject({ exitCode: 0 });
-      for (let i = 0; i < 100 && alive(pid); i += 1) await sleep(50);
-      expect(alive(pid)).toBe(false);
-      expect(s.lines.filter((l) => l.msg === 'second signal: exiting now')).toEqual([]);
-      if (!underNpm) expect(await s.exited).toEqual({ code: 0, signal: null });
-    } finally {
-      if (pkg !== null) fs.rmSync(pkg, { recursive: true, force: true });
-    }
-  }, 60_000);
+  test.each(['SIGTERM', 'SIGHUP'] as const)(
+    'one %s: slow readers of a large roster and SOAP bodies still arriving on keep-alive connections all get their whole answer, then exit 0',
+    async (signal) => {
+      const { s, pid, pkg } = await start(underNpm, env);
+      try {
+        const { readers, senders, all } = await slowRequests(s.port);
+        // Under npm the supervisor signals npm, which passes nothing on to the service behind `sh -c`.
+        s.proc.kill(signal);
+        await sleep(HOLD_MS);
+        expect(alive(pid)).toBe(true);
+        for (const c of all) c.release();
+        const answers = await Promise.all(all.map((c) => c.answer));
+        expect(answers.map((a) => [a.status, a.complete])).toEqual(all.map(() => [200, true]));
+        // The answers begun before the signal could not say so; the others close their connection.
+        expect(answers.slice(readers.length).map((a) => a.connectionClose)).toEqual(senders.map(() => true));
+        expect(answers.slice(0, readers.length).map((a) => a.body.split('<StudentInfo>').length - 1)).toEqual(
+          readers.map(() => BIG_ROSTER),
+        );
+        expect(answers[0]!.body.length).toBeGreaterThan(6_000_000);
+        expect(answers.slice(readers.length).every((a) => a.body.includes('fcm:APA91bH-token-1001'))).toBe(true);
+        expect(await s.waitFor((l) => l.msg === 'stopped' && l.pid === pid)).toMatchObject({ exitCode: 0 });
+        for (let i = 0; i < 100 && alive(pid); i += 1) await sleep(50);
+        expect(alive(pid)).toBe(false);
+        expect(s.lines.filter((l) => l.msg === 'second signal: exiting now')).toEqual([]);
+        if (!underNpm) expect(await s.exited).toEqual({ code: 0, signal: null });
+      } finally {
+        if (pkg !== null) fs.rmSync(pkg, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });
 
 linux('under npm start', () => {

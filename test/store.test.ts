@@ -78,7 +78,10 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 async function peek<T>(sql: string, ...params: unknown[]): Promise<T[]> {
   if (pg !== undefined) {
     let n = 0;
-    return pg.query<T>(sql.replace(/\?/g, () => `$${(n += 1)}`), params);
+    return pg.query<T>(
+      sql.replace(/\?/g, () => `$${(n += 1)}`),
+      params,
+    );
   }
   const db = new Database(dbPath);
   try {
@@ -98,9 +101,7 @@ sqliteOnly('opening a SQLite file and its migrations', () => {
       expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
-      expect(tables).toEqual(
-        expect.arrayContaining([{ name: 'auth_code_outbox' }, { name: 'devices' }, { name: 'students' }]),
-      );
+      expect(tables).toEqual(expect.arrayContaining([{ name: 'auth_code_outbox' }, { name: 'devices' }, { name: 'students' }]));
     } finally {
       db.close();
     }
@@ -124,11 +125,13 @@ sqliteOnly('opening a SQLite file and its migrations', () => {
 
   test('the students query is served by the index, without a sort step', async () => {
     store = openSqliteStore(dbPath);
-    const plan = (await peek<{ detail: string }>(
-      'EXPLAIN QUERY PLAN SELECT id_student, fullName, id_device, ShowActive FROM students WHERE school_base_url = ? AND ShowActive = ? ORDER BY id_student',
-      ALNOOR,
-      '1',
-    )).map((r) => r.detail);
+    const plan = (
+      await peek<{ detail: string }>(
+        'EXPLAIN QUERY PLAN SELECT id_student, fullName, id_device, ShowActive FROM students WHERE school_base_url = ? AND ShowActive = ? ORDER BY id_student',
+        ALNOOR,
+        '1',
+      )
+    ).map((r) => r.detail);
     expect(plan.join('\n')).toMatch(/students_by_school_active/);
     expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
   });
@@ -160,14 +163,17 @@ sqliteOnly('opening a SQLite file and its migrations', () => {
     const notADatabase = join(dir, 'notes.txt');
     writeFileSync(notADatabase, 'these are not the droids '.repeat(100));
     expect(await opening(notADatabase)).toBe(`StoreOpenError: SQLITE_PATH (${notADatabase}): the file is not a SQLite database`);
-    expect(await opening(dir)).toMatch(new RegExp(`^StoreOpenError: SQLITE_PATH \\(${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): cannot open the file`));
+    expect(await opening(dir)).toMatch(
+      new RegExp(`^StoreOpenError: SQLITE_PATH \\(${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): cannot open the file`),
+    );
   });
 });
 
 describe('studentsOf', () => {
   beforeEach(async () => {
     store = await openTestStore();
-    await upsert(store, 
+    await upsert(
+      store,
       [
         student(ALNOOR, '9'),
         student(ALNOOR, '10'),
@@ -209,11 +215,15 @@ describe('studentsOf', () => {
 describe('deviceToken', () => {
   beforeEach(async () => {
     store = await openTestStore();
-    await upsert(store, [], [
-      { id_device: 'dev-1', token: 'fcm:abc' },
-      { id_device: 'dev-empty', token: '' },
-      { id_device: 'جهاز', token: 'رمز' },
-    ]);
+    await upsert(
+      store,
+      [],
+      [
+        { id_device: 'dev-1', token: 'fcm:abc' },
+        { id_device: 'dev-empty', token: '' },
+        { id_device: 'جهاز', token: 'رمز' },
+      ],
+    );
   });
 
   test('answers the token, including an empty one and non-ASCII keys', async () => {
@@ -279,20 +289,24 @@ describe('AuthCode outbox', () => {
 describe('upsert', () => {
   test('inserts, then replaces by key without touching other rows, and returns counts', async () => {
     store = await openTestStore();
-    expect(
-      await upsert(store, [student(ALNOOR, '1'), student(ALNOOR, '2')], [{ id_device: 'd1', token: 'old' }]),
-    ).toEqual({ students: 2, devices: 1, removed: 0 });
+    expect(await upsert(store, [student(ALNOOR, '1'), student(ALNOOR, '2')], [{ id_device: 'd1', token: 'old' }])).toEqual({
+      students: 2,
+      devices: 1,
+      removed: 0,
+    });
 
     expect(
-      await upsert(store, 
+      await upsert(
+        store,
         [{ school_base_url: ALNOOR, id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' }],
-        [{ id_device: 'd1', token: 'new' }, { id_device: 'd2', token: 'x' }],
+        [
+          { id_device: 'd1', token: 'new' },
+          { id_device: 'd2', token: 'x' },
+        ],
       ),
     ).toEqual({ students: 1, devices: 2, removed: 0 });
 
-    expect(await store.studentsOf(ALNOOR, '0')).toEqual([
-      { id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' },
-    ]);
+    expect(await store.studentsOf(ALNOOR, '0')).toEqual([{ id_student: '1', fullName: 'Renamed', id_device: 'd9', ShowActive: '0' }]);
     expect((await store.studentsOf(ALNOOR, '1')).map((s) => s.id_student)).toEqual(['2']);
     expect(await store.deviceToken('d1')).toBe('new');
     expect(await store.deviceToken('d2')).toBe('x');
@@ -314,9 +328,7 @@ describe('upsert', () => {
     );
     // The database's own NOT NULL constraint refused the row.
     expect(failure).toMatchObject({ code: TEST_STORE === 'sqlite' ? 'SQLITE_CONSTRAINT_NOTNULL' : '23502' });
-    expect(await store.studentsOf(ALNOOR, '1')).toEqual([
-      { id_student: '1', fullName: 'Original', id_device: 'dev-1', ShowActive: '1' },
-    ]);
+    expect(await store.studentsOf(ALNOOR, '1')).toEqual([{ id_student: '1', fullName: 'Original', id_device: 'dev-1', ShowActive: '1' }]);
     expect(await store.deviceToken('d')).toBeNull();
   });
 

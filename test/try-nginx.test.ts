@@ -66,7 +66,11 @@ test('a wrong command line: one line and the usage, exit 2, nothing started', ()
     [['--prot', '8081'], 'error: unknown option --prot'],
   ] as const) {
     const r = tryNginx(...args, '--nginx', '/bin/false');
-    expect([r.status, r.stderr.split('\n')[0], r.stderr.split('\n')[1]]).toEqual([2, first, expect.stringMatching(/^usage: npm run try-nginx/)]);
+    expect([r.status, r.stderr.split('\n')[0], r.stderr.split('\n')[1]]).toEqual([
+      2,
+      first,
+      expect.stringMatching(/^usage: npm run try-nginx/),
+    ]);
   }
 });
 
@@ -75,7 +79,11 @@ describeNginx('with Debian nginx', () => {
     for (const recipe of ['student-info', 'student-info-vdir', 'round-robin']) {
       const port = await freePort();
       const r = tryNginx('--recipe', recipe, '--port', String(port), '--upstream', '8080', '--nginx', NGINX!, '--check');
-      expect([recipe, r.status, r.stdout]).toEqual([recipe, 0, `nginx -t: deploy/nginx/${recipe}.conf${recipe === 'round-robin' ? '' : ' (inside an http block)'} is valid, listening on 127.0.0.1:${port} in front of 127.0.0.1:8080\n`]);
+      expect([recipe, r.status, r.stdout]).toEqual([
+        recipe,
+        0,
+        `nginx -t: deploy/nginx/${recipe}.conf${recipe === 'round-robin' ? '' : ' (inside an http block)'} is valid, listening on 127.0.0.1:${port} in front of 127.0.0.1:8080\n`,
+      ]);
     }
   });
 
@@ -90,14 +98,30 @@ describeNginx('with Debian nginx', () => {
     });
 
     test('answers through nginx on the port given, in front of the services given, and a stop ends nginx and removes its folder', async () => {
-      for (let i = 0; i < instances; i += 1) services.push(await startService({ env: { TRUST_PROXY: 'true', BASE_PATH: basePath, ADMIN_PORT: '0' } }));
+      for (let i = 0; i < instances; i += 1)
+        services.push(await startService({ env: { TRUST_PROXY: 'true', BASE_PATH: basePath, ADMIN_PORT: '0' } }));
       const port = await freePort();
-      const t = await running(['--recipe', recipe, '--port', String(port), ...services.flatMap((s) => ['--upstream', String(s.port)]), '--nginx', NGINX!]);
+      const t = await running([
+        '--recipe',
+        recipe,
+        '--port',
+        String(port),
+        ...services.flatMap((s) => ['--upstream', String(s.port)]),
+        '--nginx',
+        NGINX!,
+      ]);
       try {
         const upstreams = services.map((s) => `127.0.0.1:${s.port}`).join(', ');
-        expect(t.line).toMatch(new RegExp(`^nginx \\(pid \\d+\\) runs deploy/nginx/${recipe}\\.conf.*: http://127\\.0\\.0\\.1:${port}/ in front of ${upstreams}; its files and logs in (\\S+) \\(removed at the end\\); Ctrl-C stops it$`));
+        expect(t.line).toMatch(
+          new RegExp(
+            `^nginx \\(pid \\d+\\) runs deploy/nginx/${recipe}\\.conf.*: http://127\\.0\\.0\\.1:${port}/ in front of ${upstreams}; its files and logs in (\\S+) \\(removed at the end\\); Ctrl-C stops it$`,
+          ),
+        );
         const wsdl = await request(port, `${basePath}/PushNotificationMobile.asmx?wsdl`);
-        expect([wsdl.status, wsdl.body]).toEqual([200, expect.stringContaining(`location="http://127.0.0.1:${port}${basePath}/PushNotificationMobile.asmx"`)]);
+        expect([wsdl.status, wsdl.body]).toEqual([
+          200,
+          expect.stringContaining(`location="http://127.0.0.1:${port}${basePath}/PushNotificationMobile.asmx"`),
+        ]);
         const seen = new Set<string>();
         for (let i = 0; i < 4; i += 1) {
           const token = await request(port, basePath + TOKEN_PATH);

@@ -106,7 +106,8 @@ export function createCeilingServer(answers: readonly RecordedAnswer[]): http.Se
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const a = byKey.get(requestKey(req.method ?? '', req.url ?? '', Buffer.concat(chunks).toString())) ?? byPath.get(`${req.method} ${req.url}`);
+      const a =
+        byKey.get(requestKey(req.method ?? '', req.url ?? '', Buffer.concat(chunks).toString())) ?? byPath.get(`${req.method} ${req.url}`);
       if (a === undefined) {
         res.writeHead(404).end();
         return;

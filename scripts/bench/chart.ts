@@ -18,12 +18,28 @@ export async function renderChart(rows: readonly ChartRow[], title: string): Pro
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title,
     data: { values: rows as ChartRow[] },
-    facet: { row: { field: 'workload', type: 'nominal', sort: null, header: { labelAngle: 0, labelAlign: 'left', labelLimit: 260, title: null } } },
+    facet: {
+      row: { field: 'workload', type: 'nominal', sort: null, header: { labelAngle: 0, labelAlign: 'left', labelLimit: 260, title: null } },
+    },
     spec: {
       width: 420,
       layer: [
-        { mark: 'bar', encoding: { y: { field: 'target', type: 'nominal', sort: null, axis: null }, x: { field: 'us', type: 'quantitative', scale: { type: 'log' }, title: 'CPU µs per request (log scale; shorter is better)' }, color: { field: 'target', type: 'nominal', sort: null, title: null } } },
-        { mark: { type: 'text', align: 'left', dx: 3 }, encoding: { y: { field: 'target', type: 'nominal', sort: null }, x: { field: 'us', type: 'quantitative' }, text: { field: 'us', type: 'quantitative', format: ',.0f' } } },
+        {
+          mark: 'bar',
+          encoding: {
+            y: { field: 'target', type: 'nominal', sort: null, axis: null },
+            x: { field: 'us', type: 'quantitative', scale: { type: 'log' }, title: 'CPU µs per request (log scale; shorter is better)' },
+            color: { field: 'target', type: 'nominal', sort: null, title: null },
+          },
+        },
+        {
+          mark: { type: 'text', align: 'left', dx: 3 },
+          encoding: {
+            y: { field: 'target', type: 'nominal', sort: null },
+            x: { field: 'us', type: 'quantitative' },
+            text: { field: 'us', type: 'quantitative', format: ',.0f' },
+          },
+        },
       ],
     },
     config: { legend: { orient: 'top' } },

@@ -45,7 +45,8 @@ interface Build {
   scratch?: string;
 }
 
-const run = (cmd: string, args: string[], cwd: string) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 30 });
+const run = (cmd: string, args: string[], cwd: string) =>
+  execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 30 });
 
 /** The other build, made from a ref, a checkout, or taken as it is. */
 function otherBuild(other: string): Build {
@@ -59,7 +60,9 @@ function otherBuild(other: string): Build {
   }
   let commit: string;
   try {
-    commit = run('git', ['rev-parse', '--verify', '--quiet', `${other}^{commit}`], projectRoot).toString().trim();
+    commit = run('git', ['rev-parse', '--verify', '--quiet', `${other}^{commit}`], projectRoot)
+      .toString()
+      .trim();
   } catch {
     throw new Error(`--compare ${other}: neither a build, a checkout nor a git ref of ${projectRoot}`);
   }
@@ -107,12 +110,26 @@ export interface CpuRound {
 /** A paced round on `p` (4 keep-alive connections), its CPU per request from /proc. */
 export async function cpuRound(p: Started, w: Workload, status: number, rate: number, seconds: number): Promise<CpuRound> {
   const m = await pace(p.port, requestsFor(w, Math.round(rate * seconds)), status, { rate, seconds, connections: 4, cpuOf: p.child.pid });
-  return { usPerRequest: m.answered === 0 ? 0 : (1e6 * m.cpuSeconds) / m.answered, answered: m.answered, rps: m.rps, p50: m.p50, p99: m.p99, waited: m.waited, errors: m.errors };
+  return {
+    usPerRequest: m.answered === 0 ? 0 : (1e6 * m.cpuSeconds) / m.answered,
+    answered: m.answered,
+    rps: m.rps,
+    p50: m.p50,
+    p99: m.p99,
+    waited: m.waited,
+    errors: m.errors,
+  };
 }
 
 /** Round by round, b's value over a's (the rounds alternate, so each pair met the same machine): their median, middle half and range. */
-export function pairedRatio(a: readonly number[], b: readonly number[]): { median: number; q1: number; q3: number; min: number; max: number } {
-  const xs = a.map((x, i) => b[i] / x).filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
+export function pairedRatio(
+  a: readonly number[],
+  b: readonly number[],
+): { median: number; q1: number; q3: number; min: number; max: number } {
+  const xs = a
+    .map((x, i) => b[i] / x)
+    .filter((x) => Number.isFinite(x))
+    .sort((x, y) => x - y);
   const at = (q: number) => xs[Math.min(xs.length - 1, Math.max(0, Math.round(q * (xs.length - 1))))];
   return { median: median(xs), q1: at(0.25), q3: at(0.75), min: xs[0], max: xs[xs.length - 1] };
 }
@@ -132,26 +149,57 @@ export async function compare(o: CompareOptions): Promise<number> {
     const files = writeCsv(dir);
     for (const [i, b] of builds.entries()) {
       const name = `bench_${'ab'[i]}`;
-      stores.push(o.store === 'postgres' ? await postgresStore(process.env.DATABASE_URL!, files, b.root, name) : await sqliteStore(dir, files, b.root, name));
+      stores.push(
+        o.store === 'postgres'
+          ? await postgresStore(process.env.DATABASE_URL!, files, b.root, name)
+          : await sqliteStore(dir, files, b.root, name),
+      );
     }
     for (const [i, b] of builds.entries()) {
-      const env = { ...BENCH_SERVICE_ENV, ...stores[i].env, WORKERS: '1', PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' };
+      const env = {
+        ...BENCH_SERVICE_ENV,
+        ...stores[i].env,
+        WORKERS: '1',
+        PORT: String(await freePort()),
+        ADMIN_PORT: '0',
+        LOG_LEVEL: 'info',
+      };
       started.push(await startService('AB'[i], env, [], 'src/main.js', b.root));
     }
-    process.stdout.write(`A: ${builds[0].label}\nB: ${builds[1].label}\n${o.store === 'postgres' ? 'PostgreSQL' : 'SQLite'}, 1 worker each; ${o.rounds} rounds of ${o.seconds} s per build, paced, 4 connections; ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n`);
+    process.stdout.write(
+      `A: ${builds[0].label}\nB: ${builds[1].label}\n${o.store === 'postgres' ? 'PostgreSQL' : 'SQLite'}, 1 worker each; ${o.rounds} rounds of ${o.seconds} s per build, paced, 4 connections; ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n`,
+    );
     for (const w of workloads) {
       const statuses: number[] = [];
       for (const p of started) statuses.push((await recordAnswer(p.port, w.request)).status);
-      if (statuses[0] !== statuses[1]) process.stdout.write(`${w.id}: the builds answer differently (status ${statuses[0]} and ${statuses[1]}): each is held to its own\n`);
+      if (statuses[0] !== statuses[1])
+        process.stdout.write(
+          `${w.id}: the builds answer differently (status ${statuses[0]} and ${statuses[1]}): each is held to its own\n`,
+        );
       // Warmed alike, as fast as each answers: code optimised, caches filled; the slower sets the rate.
       const most: number[] = [];
-      for (const p of started) most.push((await alone(p, started.filter((x) => x !== p), () => drive(p.port, [w.request], null, { connections: 4, seconds: 2 }, freshRequests(w)))).rps);
+      for (const p of started)
+        most.push(
+          (
+            await alone(
+              p,
+              started.filter((x) => x !== p),
+              () => drive(p.port, [w.request], null, { connections: 4, seconds: 2 }, freshRequests(w)),
+            )
+          ).rps,
+        );
       const rate = o.rate ?? Math.max(10, Math.round(Math.min(...most) / 3));
       const rounds: CpuRound[][] = [[], []];
       for (let r = 0; r < o.rounds; r++) {
         for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) {
           const p = started[i];
-          rounds[i].push(await alone(p, started.filter((x) => x !== p), () => cpuRound(p, w, statuses[i], rate, o.seconds)));
+          rounds[i].push(
+            await alone(
+              p,
+              started.filter((x) => x !== p),
+              () => cpuRound(p, w, statuses[i], rate, o.seconds),
+            ),
+          );
         }
       }
       failed ||= rounds.flat().some((x) => x.errors > 0);
@@ -181,10 +229,19 @@ function printComparison(w: Workload, rate: number, most: readonly number[], rou
     ]);
   }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
-  process.stdout.write(`\n${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`);
-  const ratio = pairedRatio(rounds[0].map((x) => x.usPerRequest), rounds[1].map((x) => x.usPerRequest));
-  process.stdout.write(`  B/A CPU per request: ${fmt(ratio.median, 3)}x, the median of the rounds' ratios (middle half ${fmt(ratio.q1, 3)} to ${fmt(ratio.q3, 3)}, all ${fmt(ratio.min, 3)} to ${fmt(ratio.max, 3)})\n`);
+  process.stdout.write(
+    `\n${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`,
+  );
+  const ratio = pairedRatio(
+    rounds[0].map((x) => x.usPerRequest),
+    rounds[1].map((x) => x.usPerRequest),
+  );
+  process.stdout.write(
+    `  B/A CPU per request: ${fmt(ratio.median, 3)}x, the median of the rounds' ratios (middle half ${fmt(ratio.q1, 3)} to ${fmt(ratio.q3, 3)}, all ${fmt(ratio.min, 3)} to ${fmt(ratio.max, 3)})\n`,
+  );
   const a = median(rounds[0].map((x) => x.usPerRequest));
   const b = median(rounds[1].map((x) => x.usPerRequest));
-  process.stdout.write(`  A (this build) spends ${fmt(Math.abs(100 * (a / b - 1)), 1)}% ${a <= b ? 'less' : 'more'} CPU per request than B (medians)\n`);
+  process.stdout.write(
+    `  A (this build) spends ${fmt(Math.abs(100 * (a / b - 1)), 1)}% ${a <= b ? 'less' : 'more'} CPU per request than B (medians)\n`,
+  );
 }

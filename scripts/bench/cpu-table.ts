@@ -95,5 +95,7 @@ export function printCpuTable(w: Workload, rows: readonly CpuRow[]): void {
     ]);
   }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
-  process.stdout.write(`${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`);
+  process.stdout.write(
+    `${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`,
+  );
 }

@@ -27,7 +27,10 @@ export function parseStat(text: string): StatTicks {
   const close = text.lastIndexOf(')');
   if (close === -1) throw new Error(`not a /proc/PID/stat line: ${text.slice(0, 80)}`);
   // After ')': field 3 (state) onwards, so field N is at index N - 3.
-  const f = text.slice(close + 2).trim().split(/\s+/);
+  const f = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   const at = (n: number) => {
     const v = Number(f[n - 3]);
     if (!Number.isFinite(v)) throw new Error(`/proc/PID/stat: field ${n} is not a number`);

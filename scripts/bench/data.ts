@@ -30,22 +30,36 @@ export function writeCsv(dir: string): { students: string; devices: string } {
   const devices = path.join(dir, 'devices.csv');
   const rows = benchStudents().map((s) => [s.school, s.id, s.fullName, s.device, s.showActive].map(csvField).join(','));
   fs.writeFileSync(students, `${STUDENT_COLUMNS.join(',')}\n${rows.join('\n')}\n`);
-  fs.writeFileSync(devices, `id_device,token\n${benchDevices().map((d) => `${d.id},${d.token}`).join('\n')}\n`);
+  fs.writeFileSync(
+    devices,
+    `id_device,token\n${benchDevices()
+      .map((d) => `${d.id},${d.token}`)
+      .join('\n')}\n`,
+  );
   return { students, devices };
 }
 
 /** Loads the data set with the import command of the build `root`, into the store `env` names. */
 async function importInto(env: Record<string, string>, files: { students: string; devices: string }, root: string): Promise<void> {
-  await promisify(execFile)(process.execPath, [path.join(root, 'scripts/import.js'), '--students', files.students, '--devices', files.devices], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [path.join(root, 'scripts/import.js'), '--students', files.students, '--devices', files.devices],
+    {
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    },
+  );
 }
 
 /**
  * `root`: the build whose import command loads the data (and whose migrations make the schema): each
  * build compared (compare.ts) has a store of its own, `name` telling them apart.
  */
-export async function sqliteStore(dir: string, files: { students: string; devices: string }, root = buildRoot, name = 'bench'): Promise<BenchStore> {
+export async function sqliteStore(
+  dir: string,
+  files: { students: string; devices: string },
+  root = buildRoot,
+  name = 'bench',
+): Promise<BenchStore> {
   // DATABASE_URL empty, not inherited: it would take precedence over the file.
   const env = { SQLITE_PATH: path.join(dir, `${name}.db`), DATABASE_URL: '' };
   await importInto(env, files, root);
@@ -55,7 +69,12 @@ export async function sqliteStore(dir: string, files: { students: string; device
   return { name: 'SQLite', env, separate: () => copy, drop: async () => undefined };
 }
 
-export async function postgresStore(databaseUrl: string, files: { students: string; devices: string }, root = buildRoot, name = 'bench'): Promise<BenchStore> {
+export async function postgresStore(
+  databaseUrl: string,
+  files: { students: string; devices: string },
+  root = buildRoot,
+  name = 'bench',
+): Promise<BenchStore> {
   const schema = `${name}_${process.pid}_${Date.now()}`;
   const admin = async (sql: string) => {
     const c = new Client({ connectionString: databaseUrl });

@@ -58,7 +58,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (typeof line === 'number') return line;
   const o = benchOptions(line.values);
   if (typeof o === 'string') return usageError(BENCH_COMMAND, o);
-  if (o.compare !== null) return compare({ other: o.compare, only: o.only, store: o.store, rounds: o.rounds, seconds: o.seconds, rate: o.pacedRate });
+  if (o.compare !== null)
+    return compare({ other: o.compare, only: o.only, store: o.store, rounds: o.rounds, seconds: o.seconds, rate: o.pacedRate });
   const loadAtStart = os.loadavg()[0];
   const workloads = WORKLOADS.filter((w) => (o.only ?? (o.quick ? QUICK : null))?.includes(w.id) ?? true);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asmx-bench-'));
@@ -69,11 +70,22 @@ export async function main(argv: readonly string[]): Promise<number> {
     stores.push(await sqliteStore(dir, files));
     if (process.env.DATABASE_URL && !o.quick && !o.shadowOnly) stores.push(await postgresStore(process.env.DATABASE_URL, files));
     const variants: Variant[] = stores.flatMap((store) =>
-      (o.workers2 && !o.quick && !o.shadowOnly ? [1, 2] : [1]).map((workers) => ({ label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`, store, env: { WORKERS: String(workers) } })),
+      (o.workers2 && !o.quick && !o.shadowOnly ? [1, 2] : [1]).map((workers) => ({
+        label: `service, ${store.name}, ${workers === 1 ? '1 worker' : `WORKERS=${workers}`}`,
+        store,
+        env: { WORKERS: String(workers) },
+      })),
     );
 
     // As deployed: request logs at info (to a file), metrics on, no admin listener to keep ports few.
-    const serviceEnv = async (v: Variant, storeEnv = v.store.env) => ({ ...BENCH_SERVICE_ENV, ...storeEnv, ...v.env, PORT: String(await freePort()), ADMIN_PORT: '0', LOG_LEVEL: 'info' });
+    const serviceEnv = async (v: Variant, storeEnv = v.store.env) => ({
+      ...BENCH_SERVICE_ENV,
+      ...storeEnv,
+      ...v.env,
+      PORT: String(await freePort()),
+      ADMIN_PORT: '0',
+      LOG_LEVEL: 'info',
+    });
     const targets: Target[] = [];
     for (const v of variants) {
       const p = await startService(v.label, await serviceEnv(v));
@@ -109,7 +121,17 @@ export async function main(argv: readonly string[]): Promise<number> {
       for (let round = 0; round < o.rounds; round++) {
         for (const t of mine) {
           const peak = watchRss(t.process.child.pid!);
-          samples.get(t)!.push(await drive(t.process.port, [w.request], t.kind === 'node-soap' ? null : status, { connections: o.connections, seconds: o.seconds }, fresh));
+          samples
+            .get(t)!
+            .push(
+              await drive(
+                t.process.port,
+                [w.request],
+                t.kind === 'node-soap' ? null : status,
+                { connections: o.connections, seconds: o.seconds },
+                fresh,
+              ),
+            );
           peaks.set(t, Math.max(peaks.get(t) ?? 0, peak()));
         }
       }
@@ -128,11 +150,21 @@ export async function main(argv: readonly string[]): Promise<number> {
           rounds: m.map((x) => Math.round(x.rps)),
         });
       }
-      printTable(w, rows.filter((r) => r.workload === w.id));
+      printTable(
+        w,
+        rows.filter((r) => r.workload === w.id),
+      );
       // CPU per request: one worker of each store, the ceiling, node-soap.
       const cpuTargets: CpuTarget[] = mine
         .filter((t) => t.kind !== 'service' || t.variant?.env.WORKERS === '1')
-        .map((t) => ({ label: t.label, kind: t.kind, store: t.variant?.store.name, process: t.process, status: t.kind === 'node-soap' ? 200 : status, max: rows.find((r) => r.workload === w.id && r.target === t.label)!.rps }));
+        .map((t) => ({
+          label: t.label,
+          kind: t.kind,
+          store: t.variant?.store.name,
+          process: t.process,
+          status: t.kind === 'node-soap' ? 200 : status,
+          max: rows.find((r) => r.workload === w.id && r.target === t.label)!.rps,
+        }));
       const measured = await measureCpu(w, cpuTargets, { rounds: o.cpuRounds, seconds: o.cpuSeconds });
       cpuRows.push(...measured);
       printCpuTable(w, measured);
@@ -142,15 +174,27 @@ export async function main(argv: readonly string[]): Promise<number> {
     const shadowed = workloads.filter((w) => SHADOWED.includes(w.id));
     let shadowRows: ShadowRow[] = [];
     if (shadowed.length > 0) {
-      const legacy = await startNode('stand-in legacy host', 'scripts/bench/stand-in.js', [answersFile], { PORT: String(await freePort()) }, [], true);
+      const legacy = await startNode(
+        'stand-in legacy host',
+        'scripts/bench/stand-in.js',
+        [answersFile],
+        { PORT: String(await freePort()) },
+        [],
+        true,
+      );
       started.push(legacy);
-      if (!canIdle) process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
+      if (!canIdle)
+        process.stdout.write('\nchrt not found: the stand-in legacy host runs at nice 19 at best, and takes CPU from the service\n');
       // Nothing else of the bench's runs meanwhile: the services measured above idle with timers and collectors of their own.
       for (const t of targets) await stop(t.process);
       const v = variants[0];
       const startTwins: StartTwins = async (onFirst) => {
         const onAdmin = await freePort();
-        const shadowEnv = { ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }), SHADOW_LOG: path.join(dir, 'shadow.jsonl'), ADMIN_PORT: String(onAdmin) };
+        const shadowEnv = {
+          ...(o.shadowAa ? {} : { SHADOW_URL: `http://127.0.0.1:${legacy.port}/` }),
+          SHADOW_LOG: path.join(dir, 'shadow.jsonl'),
+          ADMIN_PORT: String(onAdmin),
+        };
         // As the variant was measured above; the shadowing twin on its own copy of the data (data.ts).
         const startOff = async () => startService('shadowing off', await serviceEnv(v));
         const startOn = async () => startService('shadowing', { ...(await serviceEnv(v, v.store.separate())), ...shadowEnv });
@@ -173,7 +217,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         });
         return onFirst ? { on: a, off: b, onAdmin } : { off: a, on: b, onAdmin };
       };
-      shadowRows = await measureShadow(startTwins, shadowed, shadowed.map((w) => answers[workloads.indexOf(w)].status), { connections: o.connections, seconds: o.seconds, rounds: o.rounds });
+      shadowRows = await measureShadow(
+        startTwins,
+        shadowed,
+        shadowed.map((w) => answers[workloads.indexOf(w)].status),
+        { connections: o.connections, seconds: o.seconds, rounds: o.rounds },
+      );
       if (o.shadowAa) process.stdout.write('\nA/A: the twin runs with shadowing off too; what "on" shows is the comparison\'s own noise\n');
       printShadow(shadowRows);
     }
@@ -182,26 +231,46 @@ export async function main(argv: readonly string[]): Promise<number> {
     const cpuVerdicts = o.shadowAa ? [] : judgeCpu(workloads, cpuRows, rows, oneWorker, shadowRows);
     const verdicts = [...checkTargets(workloads, rows, variants[0]?.label ?? ''), ...checkShadow(shadowRows, o.shadowAa)];
     const say = (title: string, vs: typeof verdicts) => {
-      if (vs.length > 0) process.stdout.write(`\n${title}\n${vs.map((v) => `${v.ok ? 'HOLDS' : 'MISS '}  ${v.target}: ${v.measured}`).join('\n')}\n`);
+      if (vs.length > 0)
+        process.stdout.write(`\n${title}\n${vs.map((v) => `${v.ok ? 'HOLDS' : 'MISS '}  ${v.target}: ${v.measured}`).join('\n')}\n`);
     };
     say('Issues 24 and 31, on CPU time per request:', cpuVerdicts);
     say('Issues 9, 11 and 31, on req/s, p99, RSS and shadow coverage:', verdicts);
     fs.mkdirSync(o.out, { recursive: true });
-    const meta = { date: new Date().toISOString(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadAverage: { atStart: loadAtStart, atEnd: os.loadavg()[0] }, ...o };
-    const failed = rows.some((r) => r.errors > 0) || cpuRows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
+    const meta = {
+      date: new Date().toISOString(),
+      cpus: os.cpus().length,
+      cpu: os.cpus()[0]?.model,
+      node: process.version,
+      loadAverage: { atStart: loadAtStart, atEnd: os.loadavg()[0] },
+      ...o,
+    };
+    const failed =
+      rows.some((r) => r.errors > 0) || cpuRows.some((r) => r.errors > 0) || shadowRows.some((r) => r.on.errors + r.off.errors > 0);
     if (o.shadowOnly) {
       const file = path.join(o.out, o.shadowAa ? 'shadow-aa.json' : 'shadow.json');
       fs.writeFileSync(file, `${JSON.stringify({ meta, shadow: shadowRows, targets: [...cpuVerdicts, ...verdicts] }, null, 2)}\n`);
       process.stdout.write(`wrote ${file}\n`);
       return failed ? 1 : 0;
     }
-    fs.writeFileSync(path.join(o.out, 'bench.json'), `${JSON.stringify({ meta, rows, cpu: cpuRows, shadow: shadowRows, targets: [...cpuVerdicts, ...verdicts] }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(o.out, 'bench.json'),
+      `${JSON.stringify({ meta, rows, cpu: cpuRows, shadow: shadowRows, targets: [...cpuVerdicts, ...verdicts] }, null, 2)}\n`,
+    );
     const svg = await renderChart(
       cpuRows.map((r) => ({ workload: r.title, target: r.target, us: Math.max(1, r.us) })),
       `CPU time per request, paced, 4 connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
     );
     fs.writeFileSync(path.join(o.out, 'bench.svg'), svg);
-    fs.writeFileSync(path.join(o.out, 'bench.md'), cpuMarkdown(cpuRows, shadowRows, cpuVerdicts, `${meta.date.slice(0, 16).replace('T', ' ')} UTC, ${meta.cpus} CPUs, load average ${loadAtStart.toFixed(1)} at the start and ${meta.loadAverage.atEnd.toFixed(1)} at the end`));
+    fs.writeFileSync(
+      path.join(o.out, 'bench.md'),
+      cpuMarkdown(
+        cpuRows,
+        shadowRows,
+        cpuVerdicts,
+        `${meta.date.slice(0, 16).replace('T', ' ')} UTC, ${meta.cpus} CPUs, load average ${loadAtStart.toFixed(1)} at the start and ${meta.loadAverage.atEnd.toFixed(1)} at the end`,
+      ),
+    );
     process.stdout.write(`wrote bench.json, bench.svg and bench.md (the CPU table and verdicts in markdown) to ${o.out}\n`);
     return failed ? 1 : 0;
   } finally {

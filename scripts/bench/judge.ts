@@ -13,21 +13,33 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFracti
 export function atMost(target: string, value: number, limit: number, unit: string, detail = ''): Verdict {
   const ok = value <= limit;
   const shown = (n: number) => `${fmt(n, unit === 'x' ? 2 : 0)}${unit === 'x' ? 'x' : ` ${unit}`}`;
-  return { target, ok, measured: `${shown(value)}${ok ? '' : `, misses by ${fmt(100 * (value / limit - 1), 0)}%`}${detail === '' ? '' : ` (${detail})`}` };
+  return {
+    target,
+    ok,
+    measured: `${shown(value)}${ok ? '' : `, misses by ${fmt(100 * (value / limit - 1), 0)}%`}${detail === '' ? '' : ` (${detail})`}`,
+  };
 }
 
 /**
  * `stores`: the one-worker service variant of each store, by the label its rows carry.
  * `rss`: the req/s rounds' rows (16 connections), for the peak RSS on the 5,000-student roster.
  */
-export function judgeCpu(workloads: readonly Workload[], cpu: readonly CpuRow[], rss: readonly Row[], stores: readonly { name: string; label: string }[], shadow: readonly ShadowRow[]): Verdict[] {
+export function judgeCpu(
+  workloads: readonly Workload[],
+  cpu: readonly CpuRow[],
+  rss: readonly Row[],
+  stores: readonly { name: string; label: string }[],
+  shadow: readonly ShadowRow[],
+): Verdict[] {
   const out: Verdict[] = [];
-  const us = (id: string, target: string | CpuRow['kind']) => cpu.find((r) => r.workload === id && (r.target === target || r.kind === target))?.us;
+  const us = (id: string, target: string | CpuRow['kind']) =>
+    cpu.find((r) => r.workload === id && (r.target === target || r.kind === target))?.us;
   for (const { name, label } of stores) {
     const ratio = (id: string, of: 'ceiling' | 'node-soap', limit: number, what: string) => {
       const s = us(id, label);
       const base = us(id, of);
-      if (s !== undefined && base !== undefined) out.push(atMost(`${name}: ${what} CPU/request <= ${limit}x ${of}'s`, s / base, limit, 'x', `${fmt(s)} vs ${fmt(base)} us`));
+      if (s !== undefined && base !== undefined)
+        out.push(atMost(`${name}: ${what} CPU/request <= ${limit}x ${of}'s`, s / base, limit, 'x', `${fmt(s)} vs ${fmt(base)} us`));
     };
     ratio('token-soap11', 'node-soap', 0.5, 'GetTokenDevice SOAP 1.1');
     ratio('token-soap12', 'node-soap', 0.5, 'GetTokenDevice SOAP 1.2');
@@ -44,7 +56,11 @@ export function judgeCpu(workloads: readonly Workload[], cpu: readonly CpuRow[],
         const cost = (n: number) => us(workloads.find((w) => w.students === n && w.binding === binding)?.id ?? '', target);
         const [c10, c500, c5000] = [cost(10), cost(500), cost(5000)];
         if (c10 === undefined || c500 === undefined || c5000 === undefined) return undefined;
-        return { low: (c500 - c10) / 490, high: (c5000 - c500) / 4500, sizes: [10, 100, 500, 5000].map((n) => `${n}: ${cost(n) === undefined ? '-' : fmt(cost(n)!)}`).join(', ') };
+        return {
+          low: (c500 - c10) / 490,
+          high: (c5000 - c500) / 4500,
+          sizes: [10, 100, 500, 5000].map((n) => `${n}: ${cost(n) === undefined ? '-' : fmt(cost(n)!)}`).join(', '),
+        };
       };
       const s = slopes(label);
       if (s === undefined) continue;
@@ -68,14 +84,23 @@ export function judgeCpu(workloads: readonly Workload[], cpu: readonly CpuRow[],
     for (const w of workloads) {
       const a = us(w.id, sqlite);
       const b = us(w.id, postgres);
-      if (a !== undefined && b !== undefined) out.push(atMost(`${w.id}: PostgreSQL CPU/request <= 1.5x SQLite's`, b / a, 1.5, 'x', `${fmt(b)} vs ${fmt(a)} us`));
+      if (a !== undefined && b !== undefined)
+        out.push(atMost(`${w.id}: PostgreSQL CPU/request <= 1.5x SQLite's`, b / a, 1.5, 'x', `${fmt(b)} vs ${fmt(a)} us`));
     }
   }
   // Shadowing (issue 31): at each paced load, CPU per request with it on over off, its copier's counted.
   for (const r of shadow.filter((x) => x.load !== 'saturated' && x.off.cpuUs > 0 && x.on.cpuUs > 0)) {
     const limit = /^school/.test(r.workload) ? 1.5 : 1.25;
     const at = `${100 * (r.load as number)}% load (${fmt(r.rate ?? 0)} req/s)`;
-    out.push(atMost(`${r.workload}: CPU/request with shadowing on <= ${limit}x off at ${at}`, r.on.cpuUs / r.off.cpuUs, limit, 'x', `${fmt(r.on.cpuUs)} (service ${fmt(r.on.ownUs)} + copier ${fmt(r.on.cpuUs - r.on.ownUs)}) vs ${fmt(r.off.cpuUs)} us`));
+    out.push(
+      atMost(
+        `${r.workload}: CPU/request with shadowing on <= ${limit}x off at ${at}`,
+        r.on.cpuUs / r.off.cpuUs,
+        limit,
+        'x',
+        `${fmt(r.on.cpuUs)} (service ${fmt(r.on.ownUs)} + copier ${fmt(r.on.cpuUs - r.on.ownUs)}) vs ${fmt(r.off.cpuUs)} us`,
+      ),
+    );
   }
   return out;
 }

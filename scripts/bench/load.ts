@@ -18,7 +18,8 @@ export interface LoadOptions {
 }
 
 /** The value below which `share` of the sorted samples fall. */
-export const percentile = (sorted: ArrayLike<number>, share: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
+export const percentile = (sorted: ArrayLike<number>, share: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))];
 
 /** The middle value (of an even count, the mean of the two in the middle): a round's odd stall moves it little. */
 export function median(xs: readonly number[]): number {
@@ -31,7 +32,13 @@ export function median(xs: readonly number[]): number {
  * Drives one target with autocannon (keep-alive connections, one request in flight on each).
  * `fresh`: each request made anew by it (every connection would otherwise send the same sequence).
  */
-export async function drive(port: number, requests: readonly BenchRequest[], expectStatus: number | null, o: LoadOptions, fresh?: () => BenchRequest): Promise<Measured> {
+export async function drive(
+  port: number,
+  requests: readonly BenchRequest[],
+  expectStatus: number | null,
+  o: LoadOptions,
+  fresh?: () => BenchRequest,
+): Promise<Measured> {
   const times: number[] = [];
   const run = autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -47,7 +54,13 @@ export async function drive(port: number, requests: readonly BenchRequest[], exp
   // Each answer's time as autocannon measured it (hrtime, in ms with a fraction).
   (run as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => times.push(ms));
   const result = await run;
-  const wrongStatus = expectStatus === null ? result.non2xx : Object.entries(result.statusCodeStats ?? {}).reduce((n, [code, s]) => (Number(code) === expectStatus ? n : n + (s as { count: number }).count), 0);
+  const wrongStatus =
+    expectStatus === null
+      ? result.non2xx
+      : Object.entries(result.statusCodeStats ?? {}).reduce(
+          (n, [code, s]) => (Number(code) === expectStatus ? n : n + (s as { count: number }).count),
+          0,
+        );
   times.sort((a, b) => a - b);
   return {
     rps: result.requests.total / o.seconds,

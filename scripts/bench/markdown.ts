@@ -17,7 +17,10 @@ export function cpuMarkdown(cpu: readonly CpuRow[], shadow: readonly ShadowRow[]
     '',
     `CPU µs per request, paced (${title}):`,
     '',
-    `| workload | ${stores.join(' | ')} | ceiling | node-soap | ${stores.map((s) => s.replace(/^service, /, '').replace(/, 1 worker$/, '')).map((s) => `${s} x ceiling | ${s} x node-soap`).join(' | ')} |`,
+    `| workload | ${stores.join(' | ')} | ceiling | node-soap | ${stores
+      .map((s) => s.replace(/^service, /, '').replace(/, 1 worker$/, ''))
+      .map((s) => `${s} x ceiling | ${s} x node-soap`)
+      .join(' | ')} |`,
     `| --- | ${[...stores, 'c', 'n'].map(() => '---:').join(' | ')} | ${stores.map(() => '---: | ---:').join(' | ')} |`,
   ];
   for (const workload of [...new Set(cpu.map((r) => r.workload))]) {
@@ -32,10 +35,18 @@ export function cpuMarkdown(cpu: readonly CpuRow[], shadow: readonly ShadowRow[]
   }
   const paced = shadow.filter((r) => r.off.cpuUs > 0);
   if (paced.length > 0) {
-    lines.push('', 'Shadowing off / on, CPU µs per request (the service and its copier), paced:', '', '| workload | load | off | on (service + copier) | on / off | compared |', '| --- | --- | ---: | ---: | ---: | ---: |');
+    lines.push(
+      '',
+      'Shadowing off / on, CPU µs per request (the service and its copier), paced:',
+      '',
+      '| workload | load | off | on (service + copier) | on / off | compared |',
+      '| --- | --- | ---: | ---: | ---: | ---: |',
+    );
     for (const r of paced) {
       const load = r.load === 'saturated' ? 'saturated' : `${r.load * 100}% (${fmt(r.rate ?? 0)} req/s)`;
-      lines.push(`| ${r.title} | ${load} | ${fmt(r.off.cpuUs)} | ${fmt(r.on.cpuUs)} (${fmt(r.on.ownUs)} + ${fmt(r.on.cpuUs - r.on.ownUs)}) | ${fmt((100 * r.on.cpuUs) / r.off.cpuUs)}% | ${fmt(100 * coverage(r), 2)}% |`);
+      lines.push(
+        `| ${r.title} | ${load} | ${fmt(r.off.cpuUs)} | ${fmt(r.on.cpuUs)} (${fmt(r.on.ownUs)} + ${fmt(r.on.cpuUs - r.on.ownUs)}) | ${fmt((100 * r.on.cpuUs) / r.off.cpuUs)}% | ${fmt(100 * coverage(r), 2)}% |`,
+      );
     }
   }
   lines.push('', '| target | measured | |', '| --- | --- | --- |');

@@ -30,7 +30,11 @@ export interface Options {
 }
 
 /** The published results' directory, in the project the bench was built from (above .dev-build/ when built). */
-export const PUBLISHED = path.join(fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot), 'docs', 'bench');
+export const PUBLISHED = path.join(
+  fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot),
+  'docs',
+  'bench',
+);
 
 export const BENCH_COMMAND = {
   usage: [
@@ -103,7 +107,8 @@ export function benchOptions(v: Values<typeof BENCH_COMMAND>): Options | string 
     if (!given.has('--rounds')) o.rounds = 10;
     if (!given.has('--seconds')) o.seconds = 3;
   }
-  if (o.publish && (o.quick || o.only !== null || o.out !== '' || o.compare !== null)) return '--publish is for the whole bench only: not with --quick, --only, --out or --compare';
+  if (o.publish && (o.quick || o.only !== null || o.out !== '' || o.compare !== null))
+    return '--publish is for the whole bench only: not with --quick, --only, --out or --compare';
   if (o.publish) o.out = PUBLISHED;
   // Anything but a published run writes where it cannot overwrite the published results.
   if (o.out === '') o.out = path.join(os.tmpdir(), `asmx-bench-out-${new Date().toISOString().replace(/[:.]/g, '-')}`);

@@ -59,8 +59,17 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
  * pauses of up to 5 ms were timed as the service's, a few in every round, and moved the p99 by more
  * than the differences being measured.
  */
-export async function pace(port: number, request: BenchRequest | readonly BenchRequest[], expectStatus: number, o: PacedOptions): Promise<Paced> {
-  const child = fork(__filename, [], { execArgv: ['--min-semi-space-size=64', '--max-semi-space-size=64'], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function pace(
+  port: number,
+  request: BenchRequest | readonly BenchRequest[],
+  expectStatus: number,
+  o: PacedOptions,
+): Promise<Paced> {
+  const child = fork(__filename, [], {
+    execArgv: ['--min-semi-space-size=64', '--max-semi-space-size=64'],
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const result = new Promise<Paced>((resolve, reject) => {
     child.once('message', (m: Omit<Paced, 'samples'> & { samples: Float64Array }) => resolve({ ...m, samples: Array.from(m.samples) }));
     child.once('exit', (code) => reject(new Error(`the load generator exited (${code}) without a result`)));
@@ -80,8 +89,19 @@ if (require.main === module) {
   const line = parseCommandLine(COMMAND, process.argv.slice(2));
   if (typeof line === 'number') process.exitCode = line;
   else {
-    process.once('message', ({ port, request, expectStatus, o }: { port: number; request: BenchRequest | BenchRequest[]; expectStatus: number; o: PacedOptions }) =>
-      void run(port, request, expectStatus, o).then((result) => process.send?.(result, () => process.exit(0))),
+    process.once(
+      'message',
+      ({
+        port,
+        request,
+        expectStatus,
+        o,
+      }: {
+        port: number;
+        request: BenchRequest | BenchRequest[];
+        expectStatus: number;
+        o: PacedOptions;
+      }) => void run(port, request, expectStatus, o).then((result) => process.send?.(result, () => process.exit(0))),
     );
   }
 }
@@ -90,7 +110,12 @@ if (require.main === module) {
  * `request`: one request sent again and again, or several sent in turn (AuthCode: a request repeated
  * within two minutes is refused as a duplicate, which costs less than one queued).
  */
-async function run(port: number, request: BenchRequest | BenchRequest[], expectStatus: number, o: PacedOptions): Promise<Omit<Paced, 'samples'> & { samples: Float64Array }> {
+async function run(
+  port: number,
+  request: BenchRequest | BenchRequest[],
+  expectStatus: number,
+  o: PacedOptions,
+): Promise<Omit<Paced, 'samples'> & { samples: Float64Array }> {
   const requests = (Array.isArray(request) ? request : [request]).map((r) => rawRequest(port, r));
   let next = 0;
   const total = Math.round(o.rate * o.seconds);
@@ -173,5 +198,15 @@ async function run(port: number, request: BenchRequest | BenchRequest[], expectS
     c.socket.destroy();
   }
   const samples = times.subarray(0, answered).sort();
-  return { rps: answered / elapsed, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99), errors, waited, samples, answered, cpuSeconds, ownCpuSeconds };
+  return {
+    rps: answered / elapsed,
+    p50: percentile(samples, 0.5),
+    p99: percentile(samples, 0.99),
+    errors,
+    waited,
+    samples,
+    answered,
+    cpuSeconds,
+    ownCpuSeconds,
+  };
 }

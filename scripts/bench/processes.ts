@@ -52,7 +52,13 @@ function serviceNodeArgs(root: string): string[] {
  * Starts the service (or a script that loads it) as it is deployed: with its project's start options,
  * then `nodeArgs`. `root`: the build to run, this one unless another is compared (compare.ts).
  */
-export function startService(name: string, env: Record<string, string>, nodeArgs: readonly string[] = [], script = 'src/main.js', root = buildRoot): Promise<Started> {
+export function startService(
+  name: string,
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  script = 'src/main.js',
+  root = buildRoot,
+): Promise<Started> {
   return startNode(name, path.resolve(root, script), [], env, [...serviceNodeArgs(root), ...nodeArgs]);
 }
 
@@ -64,7 +70,14 @@ export const canIdle = idlePrefix[0] === 'chrt';
  * Starts a node script as a process of its own. `idle`: at the lowest priority (src/basics/priority.ts),
  * so that it takes only CPU nothing else wants: a stand-in for a host that runs on a machine of its own.
  */
-export async function startNode(name: string, script: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = [], idle = false): Promise<Started> {
+export async function startNode(
+  name: string,
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  idle = false,
+): Promise<Started> {
   const port = Number(env.PORT);
   // Its log lines go to a file, as a service's would to journald: written by the kernel, without
   // waiting on this process (busy driving the load) to read a pipe.
@@ -116,7 +129,8 @@ export function treeRss(pid: number): number {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-    for (const child of fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) total += treeRss(Number(child));
+    for (const child of fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean))
+      total += treeRss(Number(child));
   } catch {
     // Gone, or not Linux: counted as nothing.
   }

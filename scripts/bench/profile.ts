@@ -69,7 +69,12 @@ export function summarise(profile: CpuProfile, top = 20): string {
   }
   const total = profile.samples.length;
   const pct = (n: number) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
-  const list = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, n]) => `  ${pct(n)}  ${k}`).join('\n');
+  const list = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, n]) => `  ${pct(n)}  ${k}`)
+      .join('\n');
   return `${total} samples\ninclusive, by part:\n${list(inclusive)}\nself, by part:\n${list(selfByPart)}\nself, by function:\n${list(self)}\n`;
 }
 

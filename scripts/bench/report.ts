@@ -47,7 +47,8 @@ export interface Verdict {
 
 /** The issue's targets, judged on one service variant (one worker) against the others in the same run. */
 export function checkTargets(workloads: readonly Workload[], rows: readonly Row[], variant: string): Verdict[] {
-  const get = (id: string, kind: Row['kind'], target?: string) => rows.find((r) => r.workload === id && r.kind === kind && (target === undefined || r.target === target));
+  const get = (id: string, kind: Row['kind'], target?: string) =>
+    rows.find((r) => r.workload === id && r.kind === kind && (target === undefined || r.target === target));
   const service = (id: string) => get(id, 'service', variant);
   const verdicts: Verdict[] = [];
   const ratio = (id: string, of: 'ceiling' | 'node-soap', atLeast: number, what: string) => {
@@ -55,7 +56,11 @@ export function checkTargets(workloads: readonly Workload[], rows: readonly Row[
     const base = get(id, of);
     if (s === undefined || base === undefined) return;
     const x = s.rps / base.rps;
-    verdicts.push({ target: `${what} >= ${of === 'ceiling' ? `${atLeast * 100}% of the ceiling` : `${atLeast}x node-soap`}`, ok: x >= atLeast, measured: of === 'ceiling' ? `${fmt(100 * x, 1)}%` : `${fmt(x, 2)}x` });
+    verdicts.push({
+      target: `${what} >= ${of === 'ceiling' ? `${atLeast * 100}% of the ceiling` : `${atLeast}x node-soap`}`,
+      ok: x >= atLeast,
+      measured: of === 'ceiling' ? `${fmt(100 * x, 1)}%` : `${fmt(x, 2)}x`,
+    });
   };
   ratio('token-soap11', 'node-soap', 2, 'GetTokenDevice SOAP 1.1');
   ratio('token-soap11', 'ceiling', 0.25, 'GetTokenDevice SOAP 1.1');
@@ -63,20 +68,36 @@ export function checkTargets(workloads: readonly Workload[], rows: readonly Row[
   ratio('school500-soap11', 'node-soap', 10, 'GetStudentSchool 500 SOAP 1.1');
   const soap500 = get('school500-soap11', 'node-soap');
   const get500 = service('school500-get');
-  if (soap500 && get500) verdicts.push({ target: 'GetStudentSchool 500 GET >= node-soap SOAP', ok: get500.rps >= soap500.rps, measured: `${fmt(get500.rps / soap500.rps, 2)}x` });
+  if (soap500 && get500)
+    verdicts.push({
+      target: 'GetStudentSchool 500 GET >= node-soap SOAP',
+      ok: get500.rps >= soap500.rps,
+      measured: `${fmt(get500.rps / soap500.rps, 2)}x`,
+    });
 
   // Linear: the cost of one more student does not rise with the roster (µs per request, by size).
   for (const binding of ['soap11', 'get']) {
-    const sizes = workloads.filter((w) => w.students !== undefined && w.binding === binding).map((w) => ({ n: w.students!, row: service(w.id) }));
+    const sizes = workloads
+      .filter((w) => w.students !== undefined && w.binding === binding)
+      .map((w) => ({ n: w.students!, row: service(w.id) }));
     const cost = sizes.filter((s) => s.row !== undefined).map((s) => ({ n: s.n, us: 1e6 / s.row!.rps }));
     if (cost.length < 3) continue;
     const marginal = cost.slice(1).map((c, i) => (c.us - cost[i].us) / (c.n - cost[i].n));
     const last = marginal[marginal.length - 1];
     // Noise allowance: the per-student cost of the largest step within 25% of the cheapest earlier step.
     const ok = last <= 1.25 * Math.min(...marginal.slice(0, -1).map((m) => Math.max(m, 0.001)));
-    verdicts.push({ target: `GetStudentSchool ${binding}: cost per request linear in students`, ok, measured: `µs per extra student: ${marginal.map((m) => fmt(m, 2)).join(', ')} (sizes ${cost.map((c) => c.n).join(', ')})` });
+    verdicts.push({
+      target: `GetStudentSchool ${binding}: cost per request linear in students`,
+      ok,
+      measured: `µs per extra student: ${marginal.map((m) => fmt(m, 2)).join(', ')} (sizes ${cost.map((c) => c.n).join(', ')})`,
+    });
   }
-  for (const [id, limit] of [['token-soap11', 20], ['token-get', 20], ['school500-soap11', 50], ['school500-get', 50]] as const) {
+  for (const [id, limit] of [
+    ['token-soap11', 20],
+    ['token-get', 20],
+    ['school500-soap11', 50],
+    ['school500-get', 50],
+  ] as const) {
     const s = service(id);
     if (s) verdicts.push({ target: `${id} p99 < ${limit} ms`, ok: s.p99 < limit, measured: `${fmt(s.p99, 1)} ms` });
   }
@@ -87,7 +108,11 @@ export function checkTargets(workloads: readonly Workload[], rows: readonly Row[
   if (scaling.length > 0) {
     const xs = scaling.map(([a, b]) => b!.rps / a!.rps);
     const m = xs.reduce((s, x) => s + x, 0) / xs.length;
-    verdicts.push({ target: 'WORKERS=2 >= 1.6x one worker (mean over workloads)', ok: m >= 1.6, measured: `${fmt(m, 2)}x (${xs.map((x) => fmt(x, 2)).join(', ')})` });
+    verdicts.push({
+      target: 'WORKERS=2 >= 1.6x one worker (mean over workloads)',
+      ok: m >= 1.6,
+      measured: `${fmt(m, 2)}x (${xs.map((x) => fmt(x, 2)).join(', ')})`,
+    });
   }
   return verdicts;
 }

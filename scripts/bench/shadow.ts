@@ -120,7 +120,8 @@ function side(ms: Array<Measured | Paced>): Side {
 async function shadowState(adminPort: number): Promise<{ counts: Record<string, number>; oneIn: number }> {
   const text = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
   const counts: Record<string, number> = {};
-  for (const m of text.matchAll(/^asmx_shadow_exchanges_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)/gm)) counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
+  for (const m of text.matchAll(/^asmx_shadow_exchanges_total\{[^}]*outcome="(\w+)"[^}]*\} (\d+)/gm))
+    counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
   return { counts, oneIn: Number(/^asmx_shadow_compared_one_in (\d+)/m.exec(text)?.[1] ?? 1) };
 }
 
@@ -139,7 +140,12 @@ async function settledCounts(adminPort: number): Promise<Record<string, number>>
   }
 }
 
-const minus = (a: Record<string, number>, b: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]).filter(([, v]) => v !== 0));
+const minus = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(a)
+      .map(([k, v]) => [k, v - (b[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
 
 /**
  * Runs `measure` with `p` the only one of the two services running: the other is paused (SIGSTOP)
@@ -175,7 +181,12 @@ async function addRounds(t: Twins, rounds: number, g: Gathered, run: (p: Started
   for (const [k, v] of Object.entries(minus(await settledCounts(t.onAdmin), before))) g.copies[k] = (g.copies[k] ?? 0) + v;
 }
 
-export async function measureShadow(startTwins: StartTwins, workloads: readonly Workload[], statuses: readonly number[], o: LoadOptions & { rounds: number }): Promise<ShadowRow[]> {
+export async function measureShadow(
+  startTwins: StartTwins,
+  workloads: readonly Workload[],
+  statuses: readonly number[],
+  o: LoadOptions & { rounds: number },
+): Promise<ShadowRow[]> {
   const rows: ShadowRow[] = [];
   for (const [i, w] of workloads.entries()) {
     const gathered = new Map<ShadowLevel['load'], Gathered>();
@@ -186,7 +197,8 @@ export async function measureShadow(startTwins: StartTwins, workloads: readonly 
       const t = await startTwins(block % 2 === 1);
       try {
         const otherOf = (p: Started) => (p === t.on ? t.off : t.on);
-        const saturate = (p: Started, seconds = o.seconds) => alone(p, otherOf(p), () => drive(p.port, [w.request], statuses[i], { ...o, seconds }));
+        const saturate = (p: Started, seconds = o.seconds) =>
+          alone(p, otherOf(p), () => drive(p.port, [w.request], statuses[i], { ...o, seconds }));
         // Both warmed alike, as long: a service driven longer before it is measured has more of its code
         // optimised and its young generation grown, and measured 10 to 15% faster at the p99 than its
         // twin with the same settings.
@@ -200,7 +212,19 @@ export async function measureShadow(startTwins: StartTwins, workloads: readonly 
           const rate = rateOf(level.load);
           const g = gathered.get(level.load) ?? { off: [], on: [], copies: {} };
           gathered.set(level.load, g);
-          await addRounds(t, level.rounds, g, (p) => (rate === null ? saturate(p) : alone(p, otherOf(p), () => pace(p.port, w.request, statuses[i], { rate, seconds: o.seconds, connections: 64, cpuOf: p.child.pid, settleMs: SETTLE_MS }))));
+          await addRounds(t, level.rounds, g, (p) =>
+            rate === null
+              ? saturate(p)
+              : alone(p, otherOf(p), () =>
+                  pace(p.port, w.request, statuses[i], {
+                    rate,
+                    seconds: o.seconds,
+                    connections: 64,
+                    cpuOf: p.child.pid,
+                    settleMs: SETTLE_MS,
+                  }),
+                ),
+          );
         }
       } finally {
         await stop(t.off);
@@ -227,7 +251,22 @@ export function coverage(r: Pick<ShadowRow, 'copies' | 'requests'>): number {
 const percent = (share: number) => `${fmt(100 * share, share < 1 && share > 0.99 ? 2 : 1)}%`;
 
 export function printShadow(rows: readonly ShadowRow[]): void {
-  const lines = [['Shadowing off / on', 'load', 'req/s', 'CPU us/req', 'on: service + copier', 'on/off', 'compared', 'p50 ms', 'p99 ms (median of rounds)', 'on/off', 'p99 ms (all answers)', 'copies (on)']];
+  const lines = [
+    [
+      'Shadowing off / on',
+      'load',
+      'req/s',
+      'CPU us/req',
+      'on: service + copier',
+      'on/off',
+      'compared',
+      'p50 ms',
+      'p99 ms (median of rounds)',
+      'on/off',
+      'p99 ms (all answers)',
+      'copies (on)',
+    ],
+  ];
   for (const r of rows) {
     lines.push([
       `  ${r.title}`,
@@ -241,11 +280,15 @@ export function printShadow(rows: readonly ShadowRow[]): void {
       `${fmt(r.off.p99, 2)} / ${fmt(r.on.p99, 2)}`,
       `${fmt((100 * r.on.p99) / r.off.p99, 0)}%`,
       `${fmt(r.off.pooledP99, 2)} / ${fmt(r.on.pooledP99, 2)}`,
-      `${Object.entries(r.copies).map(([k, v]) => `${k} ${v}`).join(', ')} of ${fmt(r.requests)}`,
+      `${Object.entries(r.copies)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} of ${fmt(r.requests)}`,
     ]);
   }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
-  process.stdout.write(`\n${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`);
+  process.stdout.write(
+    `\n${lines.map((l) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n')}\n`,
+  );
 }
 
 /** Issue 31: up to half of the maximum, at least this share of the copies compared, and none dropped. */
@@ -263,17 +306,31 @@ export function checkShadow(rows: readonly ShadowRow[], aa = false): Array<{ tar
   if (aa) {
     return rows
       .filter((r) => r.load === VERDICT_LOAD)
-      .map((r) => ({ target: `${r.workload}: A/A, two services with shadowing off within 10% of each other at ${loadName(r)}`, ok: Math.max(r.on.p99, r.off.p99) <= 1.1 * Math.min(r.on.p99, r.off.p99), measured: p99(r) }));
+      .map((r) => ({
+        target: `${r.workload}: A/A, two services with shadowing off within 10% of each other at ${loadName(r)}`,
+        ok: Math.max(r.on.p99, r.off.p99) <= 1.1 * Math.min(r.on.p99, r.off.p99),
+        measured: p99(r),
+      }));
   }
   return rows.flatMap((r) => [
-    ...(r.load === VERDICT_LOAD ? [{ target: `${r.workload}: p99 with shadowing on within 10% of off at ${loadName(r)}`, ok: r.on.p99 <= 1.1 * r.off.p99, measured: p99(r) }] : []),
+    ...(r.load === VERDICT_LOAD
+      ? [
+          {
+            target: `${r.workload}: p99 with shadowing on within 10% of off at ${loadName(r)}`,
+            ok: r.on.p99 <= 1.1 * r.off.p99,
+            measured: p99(r),
+          },
+        ]
+      : []),
     ...(r.load === 'saturated'
       ? []
       : [
           {
             target: `${r.workload}: at least ${percent(COVERAGE)} of copies compared, none dropped, all equal at ${loadName(r)}`,
             ok: coverage(r) >= COVERAGE && (r.copies.dropped ?? 0) === 0 && (r.copies.difference ?? 0) + (r.copies.noise ?? 0) === 0,
-            measured: `${percent(coverage(r))} (${Object.entries(r.copies).map(([k, v]) => `${k} ${v}`).join(', ')} of ${fmt(r.requests)})`,
+            measured: `${percent(coverage(r))} (${Object.entries(r.copies)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')} of ${fmt(r.requests)})`,
           },
         ]),
   ]);

@@ -62,7 +62,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const max = await drive(service.port, MIX, null, { connections: 16, seconds: 10 });
     const rate = Math.round(0.7 * max.rps);
     const heapStart = await heapAfterGc(service);
-    process.stdout.write(`maximum ${Math.round(max.rps)} req/s over ${MIX.length} requests (${max.errors} errors); soaking at ${rate} req/s for ${minutes} min; heap after GC ${mb(heapStart)}\n`);
+    process.stdout.write(
+      `maximum ${Math.round(max.rps)} req/s over ${MIX.length} requests (${max.errors} errors); soaking at ${rate} req/s for ${minutes} min; heap after GC ${mb(heapStart)}\n`,
+    );
     let errors = max.errors;
     for (let minute = 1; minute <= minutes; minute++) {
       const m = await drive(service.port, MIX, null, { connections: 16, seconds: 60, rate });
@@ -71,7 +73,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     const heapEnd = await heapAfterGc(service);
     const growth = (100 * (heapEnd - heapStart)) / heapStart;
-    process.stdout.write(`heap after GC: ${mb(heapStart)} at the start, ${mb(heapEnd)} at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%); errors ${errors}\n`);
+    process.stdout.write(
+      `heap after GC: ${mb(heapStart)} at the start, ${mb(heapEnd)} at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)}%); errors ${errors}\n`,
+    );
     const ok = errors === 0 && growth <= 10;
     process.stdout.write(ok ? 'PASS\n' : 'FAIL (errors must be 0, heap growth at most 10%)\n');
     return ok ? 0 : 1;

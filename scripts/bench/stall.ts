@@ -53,7 +53,11 @@ function call(port: number, method: 'GET' | 'POST', url: string, headers: Record
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
       res.on('end', () =>
-        resolve({ ms: performance.now() - started, ok: res.statusCode === 200 && text.length > 0, students: text.split('<id_student>').length - 1 }),
+        resolve({
+          ms: performance.now() - started,
+          ok: res.statusCode === 200 && text.length > 0,
+          students: text.split('<id_student>').length - 1,
+        }),
       );
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
@@ -91,12 +95,20 @@ function runImport(env: Record<string, string>, args: string[]): Promise<number>
     });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-2000)));
-    child.on('exit', (code) => (code === 0 ? resolve((performance.now() - started) / 1000) : reject(new Error(`import exited ${code}: ${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve((performance.now() - started) / 1000) : reject(new Error(`import exited ${code}: ${err}`)),
+    );
   });
 }
 
 /** A metric's value from the service's Prometheus text (0 when absent). */
-const metric = (text: string, line: string): number => Number(text.split('\n').find((l) => l.startsWith(`${line} `))?.split(' ')[1] ?? 0);
+const metric = (text: string, line: string): number =>
+  Number(
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`${line} `))
+      ?.split(' ')[1] ?? 0,
+  );
 
 async function scrape(adminPort: number): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${adminPort}/metrics`);
@@ -154,7 +166,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         const k = (rosters.length * 7) % schools;
         const complete = Math.ceil((rows - k) / SCHOOLS);
         const url = `/NotificationNotes.asmx/GetStudentSchool?school_base_url=http://school-${k}.example&show_active=${k % 4 === 0 ? '0' : '1'}`;
-        rosters.push(call(service.port, 'GET', url, {}).then((sample) => ({ sample, whole: sample.students === complete || (!again && sample.students === 0) })));
+        rosters.push(
+          call(service.port, 'GET', url, {}).then((sample) => ({
+            sample,
+            whole: sample.students === complete || (!again && sample.students === 0),
+          })),
+        );
       }, ROSTER_EVERY_MS);
       let n = 0;
       const getTimer = setInterval(() => {
@@ -163,7 +180,15 @@ export async function main(argv: readonly string[]): Promise<number> {
       const authTimer = setInterval(() => {
         const i = auths.length;
         const body = authEnvelope(String(100000 + i), `+96477012${String(i).padStart(5, '0')}`);
-        auths.push(call(service.port, 'POST', '/AuthCodeSending.asmx', { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/AuthCode"' }, body));
+        auths.push(
+          call(
+            service.port,
+            'POST',
+            '/AuthCodeSending.asmx',
+            { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '"http://tempuri.org/AuthCode"' },
+            body,
+          ),
+        );
       }, AUTH_EVERY_MS);
       await sleep(MARGIN_MS);
       await scrape(adminPort); // prom-client's event-loop figures restart at each scrape
@@ -185,11 +210,21 @@ export async function main(argv: readonly string[]): Promise<number> {
       const row = (name: string, samples: Sample[]) => {
         const times = samples.map((s) => s.ms).sort((a, b) => a - b);
         const answered = samples.filter((s) => s.ok).length;
-        return { name, sent: samples.length, answered, p50: percentile(times, 0.5), p99: percentile(times, 0.99), max: times[times.length - 1] ?? 0 };
+        return {
+          name,
+          sent: samples.length,
+          answered,
+          p50: percentile(times, 0.5),
+          p99: percentile(times, 0.99),
+          max: times[times.length - 1] ?? 0,
+        };
       };
       const table = [
         row('GetTokenDevice (HTTP GET, ~20/s)', getSamples),
-        row('GetStudentSchool (HTTP GET, ~10/s)', rosterReads.map((r) => r.sample)),
+        row(
+          'GetStudentSchool (HTTP GET, ~10/s)',
+          rosterReads.map((r) => r.sample),
+        ),
         row('AuthCode (SOAP 1.1, ~2/s)', authSamples),
       ];
       const lines = [['', 'sent', 'answered', 'p50 ms', 'p99 ms', 'max ms']];
@@ -206,8 +241,13 @@ export async function main(argv: readonly string[]): Promise<number> {
           `${metric(during, 'asmx_store_lock_waits_total{outcome="waited"}')}, gave up ${metric(during, 'asmx_store_lock_waits_total{outcome="gave_up"}')}`,
       ];
       const met =
-        table.every((r) => r.max < TARGET_MAX_MS && r.answered === r.sent) && sms.received() === accepted && accepted === authSamples.length && partial === 0;
-      out.push(`target (max < ${TARGET_MAX_MS} ms, every request answered, every code delivered, every roster whole): ${met ? 'met' : 'NOT met'}`);
+        table.every((r) => r.max < TARGET_MAX_MS && r.answered === r.sent) &&
+        sms.received() === accepted &&
+        accepted === authSamples.length &&
+        partial === 0;
+      out.push(
+        `target (max < ${TARGET_MAX_MS} ms, every request answered, every code delivered, every roster whole): ${met ? 'met' : 'NOT met'}`,
+      );
       process.stdout.write(`${out.join('\n')}\n`);
       return met ? 0 : 1;
     } finally {

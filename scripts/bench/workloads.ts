@@ -36,7 +36,12 @@ const envelope12 = (body: string) =>
   `<?xml version="1.0" encoding="utf-8"?><soap12:Envelope xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope"><soap12:Body>${body}</soap12:Body></soap12:Envelope>`;
 
 function soap11(path: string, op: string, body: string): BenchRequest {
-  return { method: 'POST', path, headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}${op}"` }, body: envelope11(body) };
+  return {
+    method: 'POST',
+    path,
+    headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}${op}"` },
+    body: envelope11(body),
+  };
 }
 
 const tokenBody = `<GetTokenDevice xmlns="${NS}"><id>${DEVICE_ID}</id></GetTokenDevice>`;
@@ -49,33 +54,77 @@ const PUSH = '/PushNotificationMobile.asmx';
 const NOTES = '/NotificationNotes.asmx';
 
 export const WORKLOADS: readonly Workload[] = [
-  { id: 'token-soap11', title: 'GetTokenDevice, SOAP 1.1', operation: 'GetTokenDevice', binding: 'soap11', nodeSoap: true, request: soap11(PUSH, 'GetTokenDevice', tokenBody) },
+  {
+    id: 'token-soap11',
+    title: 'GetTokenDevice, SOAP 1.1',
+    operation: 'GetTokenDevice',
+    binding: 'soap11',
+    nodeSoap: true,
+    request: soap11(PUSH, 'GetTokenDevice', tokenBody),
+  },
   {
     id: 'token-soap12',
     title: 'GetTokenDevice, SOAP 1.2',
     operation: 'GetTokenDevice',
     binding: 'soap12',
     nodeSoap: true,
-    request: { method: 'POST', path: PUSH, headers: { 'Content-Type': 'application/soap+xml; charset=utf-8' }, body: envelope12(tokenBody) },
+    request: {
+      method: 'POST',
+      path: PUSH,
+      headers: { 'Content-Type': 'application/soap+xml; charset=utf-8' },
+      body: envelope12(tokenBody),
+    },
   },
-  { id: 'token-get', title: 'GetTokenDevice, HTTP GET', operation: 'GetTokenDevice', binding: 'get', nodeSoap: false, request: { method: 'GET', path: `${PUSH}/GetTokenDevice?id=${DEVICE_ID}`, headers: {} } },
+  {
+    id: 'token-get',
+    title: 'GetTokenDevice, HTTP GET',
+    operation: 'GetTokenDevice',
+    binding: 'get',
+    nodeSoap: false,
+    request: { method: 'GET', path: `${PUSH}/GetTokenDevice?id=${DEVICE_ID}`, headers: {} },
+  },
   {
     id: 'token-post',
     title: 'GetTokenDevice, HTTP POST',
     operation: 'GetTokenDevice',
     binding: 'post',
     nodeSoap: false,
-    request: { method: 'POST', path: `${PUSH}/GetTokenDevice`, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `id=${DEVICE_ID}` },
+    request: {
+      method: 'POST',
+      path: `${PUSH}/GetTokenDevice`,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `id=${DEVICE_ID}`,
+    },
   },
   ...SCHOOL_SIZES.flatMap((size): Workload[] => [
-    { id: `school${size}-soap11`, title: `GetStudentSchool, ${size} students, SOAP 1.1`, operation: 'GetStudentSchool', binding: 'soap11', students: size, nodeSoap: true, request: soap11(NOTES, 'GetStudentSchool', schoolBody(size)) },
-    { id: `school${size}-get`, title: `GetStudentSchool, ${size} students, HTTP GET`, operation: 'GetStudentSchool', binding: 'get', students: size, nodeSoap: false, request: { method: 'GET', path: `${NOTES}/GetStudentSchool?${schoolQuery(size)}`, headers: {} } },
+    {
+      id: `school${size}-soap11`,
+      title: `GetStudentSchool, ${size} students, SOAP 1.1`,
+      operation: 'GetStudentSchool',
+      binding: 'soap11',
+      students: size,
+      nodeSoap: true,
+      request: soap11(NOTES, 'GetStudentSchool', schoolBody(size)),
+    },
+    {
+      id: `school${size}-get`,
+      title: `GetStudentSchool, ${size} students, HTTP GET`,
+      operation: 'GetStudentSchool',
+      binding: 'get',
+      students: size,
+      nodeSoap: false,
+      request: { method: 'GET', path: `${NOTES}/GetStudentSchool?${schoolQuery(size)}`, headers: {} },
+    },
   ]),
   { id: 'authcode-soap11', title: 'AuthCode, SOAP 1.1', operation: 'AuthCode', binding: 'soap11', nodeSoap: true, request: authCode(4821) },
 ];
 
 function authCode(code: number): BenchRequest {
-  return soap11('/AuthCodeSending.asmx', 'AuthCode', `<AuthCode xmlns="${NS}"><code>${code}</code><phone>+9647701234567</phone></AuthCode>`);
+  return soap11(
+    '/AuthCodeSending.asmx',
+    'AuthCode',
+    `<AuthCode xmlns="${NS}"><code>${code}</code><phone>+9647701234567</phone></AuthCode>`,
+  );
 }
 
 /** Codes handed out so far in this run: each AuthCode request the bench sends is a new one. */

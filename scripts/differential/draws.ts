@@ -82,7 +82,11 @@ function simpler(a: readonly number[], b: readonly number[]): boolean {
  * by one, then chunks deleted, until nothing simpler fails. `fails` is given the numbers a request
  * actually drew, so that what is kept is always a sequence the generator made.
  */
-export async function shrink(start: readonly number[], fails: (s: readonly number[]) => Promise<readonly number[] | null>, budget = 150): Promise<{ best: number[]; tried: number }> {
+export async function shrink(
+  start: readonly number[],
+  fails: (s: readonly number[]) => Promise<readonly number[] | null>,
+  budget = 150,
+): Promise<{ best: number[]; tried: number }> {
   let best = trimmed(start);
   let tried = 0;
   const attempt = async (candidate: number[]): Promise<boolean> => {

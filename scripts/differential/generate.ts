@@ -70,7 +70,20 @@ function unreadQuery(d: Draws, tags: string[]): string | null {
   return `id=${encodeURIComponent(value)}`;
 }
 
-const PAGE_QUERIES = (op: string): Array<string | null> => [null, 'wsdl', 'WSDL', 'disco', `op=${op}`, 'op=NoSuchOp', 'foo=bar', 'wsdl&x=1', 'op=', 'Wsdl', 'DISCO', 'disco&op=x'];
+const PAGE_QUERIES = (op: string): Array<string | null> => [
+  null,
+  'wsdl',
+  'WSDL',
+  'disco',
+  `op=${op}`,
+  'op=NoSuchOp',
+  'foo=bar',
+  'wsdl&x=1',
+  'op=',
+  'Wsdl',
+  'DISCO',
+  'disco&op=x',
+];
 
 export function generate(d: Draws, site: Site, name: string): Generated {
   const tags: string[] = [];
@@ -106,7 +119,8 @@ export function generate(d: Draws, site: Site, name: string): Generated {
     if (binding === 'get') {
       const query = longQuery(d, written.text === '' && d.chance(50) ? null : written.text, tags);
       // long values can make the query as long as the padding does: the same rule, their draws to blame
-      if ((query ?? '').length >= 2040 && !tags.some((t) => t.startsWith('query:near-2048'))) tags.push(...params.map((p) => `query:near-2048@${p.at}`));
+      if ((query ?? '').length >= 2040 && !tags.some((t) => t.startsWith('query:near-2048')))
+        tags.push(...params.map((p) => `query:near-2048@${p.at}`));
       path = target(d, site.virtualDir, o.service, `/${opName}`, query);
       m = method(d, 'GET', tags);
     } else {

@@ -32,10 +32,15 @@ function escaped(d: Draws, s: string, inQuery: boolean, tags: string[]): string 
   if (how === 'plus') return component.replace(/%20/g, '+');
   if (how === 'lower-hex') return component.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
   if (how === 'percent-u' && inQuery && /[^\w.-]/.test(s)) tags.push(`query:percent-u@${at}`);
-  if (how === 'percent-u') return [...s].map((ch) => (/[\w.-]/.test(ch) ? ch : [...ch].map((u) => `%u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''))).join('');
+  if (how === 'percent-u')
+    return [...s]
+      .map((ch) => (/[\w.-]/.test(ch) ? ch : [...ch].map((u) => `%u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')))
+      .join('');
   if (how === 'other-charset') {
     const charset = d.pick(['windows-1256', 'iso-8859-1']);
-    return [...iconv.encode(s, charset)].map((b) => (/[\w.-]/.test(String.fromCharCode(b)) && b < 0x80 ? String.fromCharCode(b) : hex(b))).join('');
+    return [...iconv.encode(s, charset)]
+      .map((b) => (/[\w.-]/.test(String.fromCharCode(b)) && b < 0x80 ? String.fromCharCode(b) : hex(b)))
+      .join('');
   }
   // Raw: in a query string only what a request line can carry (no space, control, `#` or `&`); in a form, anything but `&` and `=`.
   const unsafe = inQuery ? /[\s\u0000-\u001f\u007f#&=%+]/ : /[&=%+]/;

@@ -16,7 +16,18 @@ export interface Target {
   tags: string[];
 }
 
-const OUTSIDE = ['/', '/AboutUs', '/AboutUs/GetAboutUs', '/NoSuch.asmx', '/AboutUs.asmx.cs', '/web.config', '/App_Code/Store.cs', '/AboutUs.aspx', '/AboutUs.asmxx', '/bin/'];
+const OUTSIDE = [
+  '/',
+  '/AboutUs',
+  '/AboutUs/GetAboutUs',
+  '/NoSuch.asmx',
+  '/AboutUs.asmx.cs',
+  '/web.config',
+  '/App_Code/Store.cs',
+  '/AboutUs.aspx',
+  '/AboutUs.asmxx',
+  '/bin/',
+];
 
 /** `{vdir}/{Service}.asmx{rest}?{query}`, with at most one change drawn to its path. */
 export function target(d: Draws, vdir: string, service: string, rest: string, query: string | null): Target {
@@ -60,7 +71,10 @@ export function target(d: Draws, vdir: string, service: string, rest: string, qu
     case 'escaped-letter': {
       const i = d.int(service.length);
       tag('escaped-letter');
-      return { path: `${vdir}/${service.slice(0, i)}%${service.charCodeAt(i).toString(16).toUpperCase()}${service.slice(i + 1)}.asmx${rest}${q}`, tags };
+      return {
+        path: `${vdir}/${service.slice(0, i)}%${service.charCodeAt(i).toString(16).toUpperCase()}${service.slice(i + 1)}.asmx${rest}${q}`,
+        tags,
+      };
     }
     case 'percent-20':
       tag('percent-20');

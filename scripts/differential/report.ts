@@ -34,10 +34,17 @@ function exchangeLines(x: Exchange, verbose: boolean): string[] {
 }
 
 export function formatFinding(f: Finding, again: string, verbose = false): string {
-  const lines = [`✗ index ${f.index} — ${f.signature}${f.behind ? ` (found without the feature of ${f.behind})` : ''}`, ...exchangeLines(f, verbose)];
+  const lines = [
+    `✗ index ${f.index} — ${f.signature}${f.behind ? ` (found without the feature of ${f.behind})` : ''}`,
+    ...exchangeLines(f, verbose),
+  ];
   lines.push(f.behind ? `    again: ${again} --draws ${drawsText(f.g.made)}` : `    again: ${again} --index ${f.index}`);
   if (f.shrunk) {
-    lines.push(`  shrunk (${f.shrunk.tried} tried):`, ...exchangeLines(f.shrunk, verbose), `    again: ${again} --draws ${drawsText(f.shrunk.g.made)}`);
+    lines.push(
+      `  shrunk (${f.shrunk.tried} tried):`,
+      ...exchangeLines(f.shrunk, verbose),
+      `    again: ${again} --draws ${drawsText(f.shrunk.g.made)}`,
+    );
   }
   return lines.join('\n');
 }
@@ -50,9 +57,12 @@ export function formatReport(report: Report, again: string, verbose = false): st
   ];
   const order = { new: 0, open: 1, mono: 2 };
   const rules = [...report.byRule.values()].sort((a, b) => order[a.whose] - order[b.whose] || b.count - a.count);
-  if (rules.length > 0) out.push('', "Differences by rule (new: found by this run, no branch yet; open: being fixed on another branch; mono: Mono's own):");
+  if (rules.length > 0)
+    out.push('', "Differences by rule (new: found by this run, no branch yet; open: being fixed on another branch; mono: Mono's own):");
   for (const r of rules) {
-    out.push(`  ${r.whose.padEnd(4)} ${r.rule.name.padEnd(36)} ${String(r.count).padStart(5)}   e.g. index ${r.example.index}: ${clip(r.example.diffs[0]?.detail ?? '', 160)}`);
+    out.push(
+      `  ${r.whose.padEnd(4)} ${r.rule.name.padEnd(36)} ${String(r.count).padStart(5)}   e.g. index ${r.example.index}: ${clip(r.example.diffs[0]?.detail ?? '', 160)}`,
+    );
     if (verbose) out.push(...exchangeLines(r.example, false));
   }
   if (report.findings.length > 0) out.push('', 'Differences no rule covers:');
@@ -61,11 +71,21 @@ export function formatReport(report: Report, again: string, verbose = false): st
     if (shown.has(f.signature) && !verbose) continue;
     shown.add(f.signature);
     const more = report.findings.filter((x) => x.signature === f.signature).length;
-    out.push(formatFinding(f, again, verbose) + (more > 1 ? `\n    (${more} requests differ so: indexes ${report.findings.filter((x) => x.signature === f.signature).slice(0, 12).map((x) => x.index).join(', ')}${more > 12 ? ', …' : ''})` : ''));
+    out.push(
+      formatFinding(f, again, verbose) +
+        (more > 1
+          ? `\n    (${more} requests differ so: indexes ${report.findings
+              .filter((x) => x.signature === f.signature)
+              .slice(0, 12)
+              .map((x) => x.index)
+              .join(', ')}${more > 12 ? ', …' : ''})`
+          : ''),
+    );
   }
   // a temporary rule nothing needed may have been fixed: then it goes (a longer run may still need it)
   const idle = [...OPEN_RULES, ...NEW_FINDINGS].filter((r) => !report.byRule.has(r.name)).map((r) => r.name);
-  if (idle.length > 0) out.push('', `Temporary rules no difference needed in this run (fixed? then delete them from open-rules.ts): ${idle.join(', ')}`);
+  if (idle.length > 0)
+    out.push('', `Temporary rules no difference needed in this run (fixed? then delete them from open-rules.ts): ${idle.join(', ')}`);
   if (report.unsteady.length > 0) out.push('', 'Differences that did not come again when asked again (not counted as findings):');
   for (const f of report.unsteady) out.push(formatFinding(f, again, false));
   return `${out.join('\n')}\n`;

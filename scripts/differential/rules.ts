@@ -31,7 +31,9 @@ export const featureOf = (tag: string) => tag.replace(/@\d+$/, '');
 /** The rules that cover these answers to this request, in the order given. */
 export function rulesFor(rules: readonly Rule[], g: Generated, legacy: Answer, ours: Answer): Rule[] {
   const features = new Set(g.tags.map(featureOf));
-  return rules.filter((r) => (r.features.length === 0 || r.features.some((f) => features.has(f))) && (r.applies?.(g, legacy, ours) ?? r.features.length > 0));
+  return rules.filter(
+    (r) => (r.features.length === 0 || r.features.some((f) => features.has(f))) && (r.applies?.(g, legacy, ours) ?? r.features.length > 0),
+  );
 }
 
 /** The draws that turned on the features these rules cover, set to 0: the request made without them (null: none to take away). */
@@ -44,7 +46,8 @@ export function drawsWithout(g: Generated, rules: readonly Rule[]): number[] | n
 
 /** Helpers for `applies`. */
 export const isSoap = (g: Generated) => g.binding === 'soap11' || g.binding === 'soap12';
-export const isRuntimeErrorPage = (a: Answer) => a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body.includes('Runtime Error');
+export const isRuntimeErrorPage = (a: Answer) =>
+  a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body.includes('Runtime Error');
 /** Our answer is this page of IIS's or http.sys's, exactly (to HEAD without its body). */
 export const isHostError = (g: Generated, a: Answer, e: HostError) =>
   a.status === e.status && a.headers['content-type'] === e.contentType && a.body === (g.c.method === 'HEAD' ? '' : e.body);

@@ -119,7 +119,9 @@ export function runner(opts: Pick<RunOptions, 'hosts' | 'site'>) {
     const rest = rules.length === 1 ? last : await without(rules);
     if (rest === null) return { kind: 'rule', rule: rules[0] };
     const next = await judge(rest, depth + 1);
-    return next.kind === 'finding' ? { ...next, behind: next.behind ?? rules.map((r) => r.name).join(', ') } : { kind: 'rule', rule: rules[0] };
+    return next.kind === 'finding'
+      ? { ...next, behind: next.behind ?? rules.map((r) => r.name).join(', ') }
+      : { kind: 'rule', rule: rules[0] };
   }
 
   /** The simplest request that still shows a finding's kind of difference, no rule covering it. */
@@ -129,7 +131,8 @@ export function runner(opts: Pick<RunOptions, 'hosts' | 'site'>) {
       f.g.made,
       async (draws) => {
         const x = await exchange(make(replay(draws), `${f.g.c.name} shrunk`));
-        if (x.diffs.length === 0 || rulesFor(RULES, x.g, x.legacy, x.ours).length > 0 || signatureOf(x.g, x.diffs) !== f.signature) return null;
+        if (x.diffs.length === 0 || rulesFor(RULES, x.g, x.legacy, x.ours).length > 0 || signatureOf(x.g, x.diffs) !== f.signature)
+          return null;
         best = x;
         return x.g.made;
       },
@@ -150,7 +153,12 @@ export async function warmUp(hosts: Hosts, site: Site): Promise<void> {
   for (const service of SERVICES) {
     const op = OPS.find((o) => o.service === service)!.name;
     for (const query of ['', '?wsdl', '?disco', `?op=${op}`]) {
-      await ask(origin, { name: 'warm-up', method: 'GET', path: `${site.virtualDir}/${service}.asmx${query}`, headers: {}, kind: 'full' }, true, 60000);
+      await ask(
+        origin,
+        { name: 'warm-up', method: 'GET', path: `${site.virtualDir}/${service}.asmx${query}`, headers: {}, kind: 'full' },
+        true,
+        60000,
+      );
     }
   }
 }
@@ -171,7 +179,12 @@ export async function runDifferential(opts: RunOptions): Promise<Report> {
       else if (v.kind === 'rule') {
         const seen = report.byRule.get(v.rule.name);
         const smaller = seen === undefined || x.g.made.length < seen.example.g.made.length;
-        report.byRule.set(v.rule.name, { rule: v.rule, whose: whose(v.rule), count: (seen?.count ?? 0) + 1, example: smaller ? { ...x, index } : seen.example });
+        report.byRule.set(v.rule.name, {
+          rule: v.rule,
+          whose: whose(v.rule),
+          count: (seen?.count ?? 0) + 1,
+          example: smaller ? { ...x, index } : seen.example,
+        });
       } else {
         const f: Finding = { ...v.x, index, behind: v.behind, signature: signatureOf(v.x.g, v.x.diffs) };
         // asked again: a difference that does not come again is the legacy host's moment, not a rule

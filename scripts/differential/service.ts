@@ -25,10 +25,16 @@ export async function startOurs(env: Record<string, string>): Promise<{ base: st
   const store = await openStore(config);
   const data = path.join(projectRoot, 'test', 'fixtures', 'data');
   const fixture = (name: string) => fileSource(name, path.join(data, name));
-  await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () => store.beginImport());
+  await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () =>
+    store.beginImport(),
+  );
   const sms = createSms(config.sms, store);
   // with the answers to methods node's parser refuses (DEBUG, FOO) as src/process/server.ts gives them
-  const server = createServer(config.limits, await createApp(config, store, { intake: sms.intake }), unknownMethodAnswer(hostRules(config.basePath, config.limits)));
+  const server = createServer(
+    config.limits,
+    await createApp(config, store, { intake: sms.intake }),
+    unknownMethodAnswer(hostRules(config.basePath, config.limits)),
+  );
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}${config.basePath}`,

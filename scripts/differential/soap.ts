@@ -56,8 +56,7 @@ function paramElement(d: Draws, p: Param, prefix: string, tags: string[]): strin
     // after text, a comment is refused by the reader (400) when it reads this parameter
     if (head !== '') tags.push(`soap:malformed-late@${at}`);
     content = `${esc(head)}<!-- c -->${esc(tail)}`;
-  }
-  else if (form === 'attribute') return `<${name} a="${esc(v).replace(/"/g, '&quot;')}">${esc(v)}</${name}>`;
+  } else if (form === 'attribute') return `<${name} a="${esc(v).replace(/"/g, '&quot;')}">${esc(v)}</${name}>`;
   else content = esc(v);
   return v === '' && d.chance(50) ? `<${name} />` : `<${name}>${content}</${name}>`;
 }
@@ -148,7 +147,8 @@ export function envelope(d: Draws, version: 11 | 12, ops: string[], charset: str
   const inside = `${nl}${header ? header + nl : ''}${root === 'no-body' ? '' : body}${nl}`;
   let xml: string;
   if (root === 'other-version') tags.push(`soap:envelope-of-other-version@${rootAt}`);
-  if (root === 'other-version') xml = `<${q('Envelope')} ${nsDecl.replace(envNs, version === 11 ? SOAP12 : SOAP11)}${schemaDecls}>${inside}</${q('Envelope')}>`;
+  if (root === 'other-version')
+    xml = `<${q('Envelope')} ${nsDecl.replace(envNs, version === 11 ? SOAP12 : SOAP11)}${schemaDecls}>${inside}</${q('Envelope')}>`;
   else if (root === 'not-envelope') {
     tags.push(`soap:root-not-envelope@${rootAt}`);
     xml = `<${q('Foo')} ${nsDecl}${schemaDecls}>${inside}</${q('Foo')}>`;
@@ -242,7 +242,8 @@ function bytes(d: Draws, xml: string, charset: string, charsetAt: number, tags: 
   const out = iconv.encode(xml, encoding === 'utf-16' ? 'utf-16le' : encoding, { addBOM: bom && encoding.startsWith('utf') });
   // a UTF-16 byte-order mark before a declaration of another encoding: XmlReader switches to the declaration's
   const declared = /^<\?xml[^>]*encoding="([^"]*)"/.exec(xml)?.[1].toLowerCase();
-  if (encoding === 'utf-16' && declared !== undefined && declared !== 'utf-16') tags.push(`soap:bom-against-declaration@${charsetAt}`, `soap:bom-against-declaration@${otherAt}`);
+  if (encoding === 'utf-16' && declared !== undefined && declared !== 'utf-16')
+    tags.push(`soap:bom-against-declaration@${charsetAt}`, `soap:bom-against-declaration@${otherAt}`);
   // a name the charset cannot write becomes `?`: `<?>` is a processing instruction without a target
   if (/<\/?\?>/.test(out.toString('latin1'))) tags.push(`soap:pi-without-target@${charsetAt}`, `soap:pi-without-target@${otherAt}`);
   return out;

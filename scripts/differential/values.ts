@@ -80,7 +80,27 @@ const KNOWN: Record<string, readonly string[]> = {
 };
 
 /** show_active on SOAP travels as the UTF-16 code of its char (xsd unsignedShort): the edges of what .NET reads. */
-const CHAR_CODES = ['49', '48', '0', '65535', '65536', '-1', '2147483647', '2147483648', '-2147483649', '+49', ' 49 ', '049', '4.9e1', '0x31', '1e3', '٤٩', '４９', '49.0', ''];
+const CHAR_CODES = [
+  '49',
+  '48',
+  '0',
+  '65535',
+  '65536',
+  '-1',
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '+49',
+  ' 49 ',
+  '049',
+  '4.9e1',
+  '0x31',
+  '1e3',
+  '٤٩',
+  '４９',
+  '49.0',
+  '',
+];
 /** show_active on HTTP is the char itself (Convert.ToChar: exactly one UTF-16 unit). */
 const CHARS = ['1', '0', 'ن', '😀', 'ab', ' ', '%', '\u0001', '\u00e9', '<', '&', '\u200f'];
 

@@ -71,9 +71,20 @@ const SAMPLES: readonly OperationSample[] = [
     soap: { school_base_url: 'http://alnoor.school.example', show_active: '49' },
     http: { school_base_url: 'http://alnoor.school.example', show_active: '1' },
   },
-  { endpoint: 'GetStudnetsMarks', op: 'GetStudentsMarks', soap: { StudnetID: '1001', SubjectID: '7' }, http: { StudnetID: '1001', SubjectID: '7' } },
+  {
+    endpoint: 'GetStudnetsMarks',
+    op: 'GetStudentsMarks',
+    soap: { StudnetID: '1001', SubjectID: '7' },
+    http: { StudnetID: '1001', SubjectID: '7' },
+  },
   { endpoint: 'AboutUs', op: 'GetAboutUs', soap: {}, http: {} },
-  { endpoint: 'AuthCodeSending', op: 'AuthCode', soap: { code: '4821', phone: '+9647700000000' }, http: { code: '4821', phone: '+9647700000000' }, effect: true },
+  {
+    endpoint: 'AuthCodeSending',
+    op: 'AuthCode',
+    soap: { code: '4821', phone: '+9647700000000' },
+    http: { code: '4821', phone: '+9647700000000' },
+    effect: true,
+  },
 ];
 
 const form = (params: Record<string, string>) =>
@@ -95,7 +106,12 @@ export function seedRequests(host: string, basePath = '', includeEffects = true)
         headers: h(['Content-Type', 'text/xml; charset=utf-8'], ['SOAPAction', `"${NS}${s.op}"`]),
         body: Buffer.from(envelope(ENV11, s.op, s.soap)),
       },
-      { method: 'POST', target: path, headers: h(['Content-Type', 'application/soap+xml; charset=utf-8']), body: Buffer.from(envelope(ENV12, s.op, s.soap)) },
+      {
+        method: 'POST',
+        target: path,
+        headers: h(['Content-Type', 'application/soap+xml; charset=utf-8']),
+        body: Buffer.from(envelope(ENV12, s.op, s.soap)),
+      },
       { method: 'GET', target: `${path}/${s.op}?${form(s.http)}`, headers: h(), body: Buffer.alloc(0) },
       {
         method: 'POST',
@@ -120,7 +136,13 @@ export function serialize(r: RequestParts, declaredLength?: number): Buffer {
   return Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), r.body]);
 }
 
-const INVALID_UTF8 = [Buffer.from([0xc3, 0x28]), Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf8, 0x88, 0x80, 0x80])];
+const INVALID_UTF8 = [
+  Buffer.from([0xc3, 0x28]),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xf8, 0x88, 0x80, 0x80]),
+];
 
 function insertAt(buf: Buffer, at: number, piece: Buffer): Buffer {
   return Buffer.concat([buf.subarray(0, at), piece, buf.subarray(at)]);

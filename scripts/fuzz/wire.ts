@@ -113,7 +113,11 @@ const INTERNALS =
 export function problems(outcome: Outcome, request?: Buffer): string[] {
   if (outcome.kind === 'hung') return [`no complete response within ${outcome.ms} ms`];
   if (outcome.kind === 'closed') {
-    return [outcome.received.length === 0 ? 'closed without an answer' : `closed inside an answer: ${outcome.received.subarray(0, 80).toString('latin1')}`];
+    return [
+      outcome.received.length === 0
+        ? 'closed without an answer'
+        : `closed inside an answer: ${outcome.received.subarray(0, 80).toString('latin1')}`,
+    ];
   }
   const found: string[] = [];
   const { response } = outcome;

@@ -18,12 +18,17 @@ import { isHostError, isRuntimeErrorPage, type Rule } from '../differential/rule
 
 /** Our answer is ASP.NET's 404 page (PageNotFoundErrorFormatter, src/pages/error-page.ts). */
 const isAspNetNotFound = (g: Generated, a: Answer) =>
-  a.status === 404 && /^text\/html; charset=utf-8$/i.test(a.headers['content-type'] ?? '') && (g.c.method === 'HEAD' ? a.body === '' : a.body.includes('<title>The resource cannot be found.</title>'));
+  a.status === 404 &&
+  /^text\/html; charset=utf-8$/i.test(a.headers['content-type'] ?? '') &&
+  (g.c.method === 'HEAD' ? a.body === '' : a.body.includes('<title>The resource cannot be found.</title>'));
 /** ASP.NET's runtime error page (Mono's too), or to HEAD its head alone. */
 const isMonoErrorPage = (g: Generated, a: Answer) =>
-  g.c.method === 'HEAD' ? a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body === '' : isRuntimeErrorPage(a);
+  g.c.method === 'HEAD'
+    ? a.status >= 400 && /^text\/html\b/i.test(a.headers['content-type'] ?? '') && a.body === ''
+    : isRuntimeErrorPage(a);
 /** Our answer is ASMX's `... Web Service method name is not valid.` (HTTP GET and POST). */
-const isMethodNameNotValid = (a: Answer) => a.status === 500 && /^text\/plain\b/.test(a.headers['content-type'] ?? '') && / Web Service method name is not valid\.\r\n$/.test(a.body);
+const isMethodNameNotValid = (a: Answer) =>
+  a.status === 500 && /^text\/plain\b/.test(a.headers['content-type'] ?? '') && / Web Service method name is not valid\.\r\n$/.test(a.body);
 /** The query string as sent (no fragment). */
 const queryOf = (g: Generated) => (g.c.path.includes('?') ? g.c.path.slice(g.c.path.indexOf('?') + 1).replace(/#.*$/, '') : '');
 /** IIS's maxQueryString (applicationHost.config requestFiltering requestLimits), MAX_QUERY_BYTES's default. */
@@ -36,35 +41,44 @@ export const MONO_OWN: Rule[] = [
   {
     name: 'mono-help-op-page',
     features: [],
-    applies: (g, legacy, ours) => g.c.method === 'GET' && /\.asmx\?op=/i.test(g.c.path) && isRuntimeErrorPage(legacy) && ours.status === 200,
-    reason: "Mono's ?op= help page fails with its runtime error page (500) where .NET renders the operation's page (200): its own DefaultWsdlHelpGenerator.aspx needs a `bnd` parameter (as accepted.ts's `*/help-op`)",
-    evidence: "System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs: a GET to the service page with Documentation on is answered by DefaultWsdlHelpGenerator.aspx, which renders ?op= as the operation's page",
+    applies: (g, legacy, ours) =>
+      g.c.method === 'GET' && /\.asmx\?op=/i.test(g.c.path) && isRuntimeErrorPage(legacy) && ours.status === 200,
+    reason:
+      "Mono's ?op= help page fails with its runtime error page (500) where .NET renders the operation's page (200): its own DefaultWsdlHelpGenerator.aspx needs a `bnd` parameter (as accepted.ts's `*/help-op`)",
+    evidence:
+      "System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs: a GET to the service page with Documentation on is answered by DefaultWsdlHelpGenerator.aspx, which renders ?op= as the operation's page",
   },
   {
     name: 'mono-json-form',
     features: ['content-type:json'],
-    reason: 'Mono answers application/json with JSON even to a service without [ScriptService]; .NET 4 hands it to ScriptHandlerFactory, which fails with ASP.NET\'s runtime error page (as accepted.ts\'s `http-post/ct-json`)',
-    evidence: 'System.Web.Extensions/Script/Services/ScriptHandlerFactory.cs GetHandler (RestHandlerFactory.IsRestRequest), RestHandler.cs CreateHandler, WebServiceData.cs',
+    reason:
+      "Mono answers application/json with JSON even to a service without [ScriptService]; .NET 4 hands it to ScriptHandlerFactory, which fails with ASP.NET's runtime error page (as accepted.ts's `http-post/ct-json`)",
+    evidence:
+      'System.Web.Extensions/Script/Services/ScriptHandlerFactory.cs GetHandler (RestHandlerFactory.IsRestRequest), RestHandler.cs CreateHandler, WebServiceData.cs',
   },
   {
     name: 'mono-form-segment-without-equals',
     features: ['form:no-equals'],
-    reason: "Mono's form parser reads a segment without `=` as a name with an empty value; .NET's as a value without a name (as accepted.ts's `http-post/auth-name-only`)",
-    evidence: 'System.Web/HttpValueCollection.cs FillFromString: a segment without `=` is added with a null name and the segment as its value',
+    reason:
+      "Mono's form parser reads a segment without `=` as a name with an empty value; .NET's as a value without a name (as accepted.ts's `http-post/auth-name-only`)",
+    evidence:
+      'System.Web/HttpValueCollection.cs FillFromString: a segment without `=` is added with a null name and the segment as its value',
   },
   {
     name: 'mono-request-validation',
     features: ['value:validation-differs'],
     reason:
       "Mono's request validation is its own (docs/fidelity.md, Request validation): it refuses `<` before a control character and the fullwidth `＜`, lets `</` and `<?` through, validates `__` names and writes `＜` `＞` as references; .NET refuses what IsDangerousString says",
-    evidence: 'System.Web/CrossSiteScriptingValidation.cs IsDangerousString (`<` before a letter, `!`, `/` or `?`; `&#`), System.Web/HttpRequest.cs ValidateHttpValueCollection (names starting `__` skipped); Mono: its HttpRequest.IsInvalidString',
+    evidence:
+      'System.Web/CrossSiteScriptingValidation.cs IsDangerousString (`<` before a letter, `!`, `/` or `?`; `&#`), System.Web/HttpRequest.cs ValidateHttpValueCollection (names starting `__` skipped); Mono: its HttpRequest.IsInvalidString',
   },
   {
     name: 'mono-form-raw-latin1',
     features: ['form:raw-latin1'],
     reason:
       "a form value holding a raw (unescaped) U+0080-U+00FF character along with a %-escape: Mono's HttpUtility.UrlDecode(string, Encoding) writes each char under 256 as one byte and decodes the bytes as UTF-8, so the character becomes U+FFFD; .NET decodes the form's bytes",
-    evidence: 'System.Web/HttpValueCollection.cs FillFromEncodedBytes: HttpUtility.UrlDecode(bytes, offset, count, encoding) on the raw bytes of each name and value',
+    evidence:
+      'System.Web/HttpValueCollection.cs FillFromEncodedBytes: HttpUtility.UrlDecode(bytes, offset, count, encoding) on the raw bytes of each name and value',
   },
   {
     name: 'mono-host-query-reescaped',
@@ -73,7 +87,7 @@ export const MONO_OWN: Rule[] = [
     reason:
       "the legacy host hands ASP.NET the query of HttpListener's Request.Url, which System.Uri has re-escaped: a `%` not followed by two hex digits becomes `%25`, so `%u0646` is read as the text `%u0646`; IIS hands over the query as sent, and .NET's UrlDecode reads `%uXXXX` as the character",
     evidence:
-      'System.Web/HttpRequest.cs QueryStringText (IIS\'s raw query bytes) and FillInQueryStringCollection; System.Web/Util/HttpEncoder.cs UrlDecode (`%uXXXX`); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url.Query)',
+      "System.Web/HttpRequest.cs QueryStringText (IIS's raw query bytes) and FillInQueryStringCollection; System.Web/Util/HttpEncoder.cs UrlDecode (`%uXXXX`); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url.Query)",
   },
   {
     name: 'mono-host-raw-bytes-latin1',
@@ -89,7 +103,8 @@ export const MONO_OWN: Rule[] = [
     applies: (g) => g.binding === 'get' || g.binding === 'page',
     reason:
       "direction marks (U+200E, U+200F, U+202A-U+202E) in a query string: the legacy host hands ASP.NET the query of HttpListener's Request.Url, from which System.Uri takes them out, so a char parameter of a mark and a digit is one character there; IIS hands over the query as sent, and ASP.NET keeps them (docs/fidelity.md, read as written)",
-    evidence: 'System.Web/HttpRequest.cs QueryStringText and FillInQueryStringCollection (the query bytes IIS received); System/net/System/UriHelper.cs StripBidiControlCharacter (System.Uri\'s IRI reading); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url)',
+    evidence:
+      "System.Web/HttpRequest.cs QueryStringText and FillInQueryStringCollection (the query bytes IIS received); System/net/System/UriHelper.cs StripBidiControlCharacter (System.Uri's IRI reading); the legacy host: scripts/legacy-host/AsmxHost.cs (ctx.Request.Url)",
   },
   {
     name: 'mono-host-query-length-reescaped',
@@ -105,14 +120,16 @@ export const MONO_OWN: Rule[] = [
     },
     reason:
       "a query string of up to 2,048 characters holding `\"<>\\^`{|}`: the legacy host's query is System.Uri's re-escaped one (each such character three), over maxQueryStringLength, so 400; IIS counts the query as sent",
-    evidence: 'System.Web/HttpRequest.cs ValidateInputIfRequiredByConfig: QueryStringText.Length > httpRuntime.MaxQueryStringLength (2048) throws HttpException(400); QueryStringText is the query as IIS received it',
+    evidence:
+      'System.Web/HttpRequest.cs ValidateInputIfRequiredByConfig: QueryStringText.Length > httpRuntime.MaxQueryStringLength (2048) throws HttpException(400); QueryStringText is the query as IIS received it',
   },
   {
     name: 'iis-methods',
     features: ['method:not-asmx'],
     applies: (g, legacy, ours) =>
       legacy.status >= 400 &&
-      ((ours.status === 200 && ours.body === '' && ours.headers['content-type'] === undefined) || [HostErrors.methodNotAllowed(), HostErrors.notFound(), HostErrors.forbidden()].some((e) => isHostError(g, ours, e))),
+      ((ours.status === 200 && ours.body === '' && ours.headers['content-type'] === undefined) ||
+        [HostErrors.methodNotAllowed(), HostErrors.notFound(), HostErrors.forbidden()].some((e) => isHostError(g, ours, e))),
     reason:
       "Mono hands every method to ASMX (405 or 500, its runtime error page); IIS answers OPTIONS itself on any path (200, Allow, no body) and gives PUT, DELETE and unknown methods to its static file handler: 405 and IIS's page on an .asmx file or the directory, 404 elsewhere (as accepted.ts's `methods/*`)",
     evidence:
@@ -122,8 +139,10 @@ export const MONO_OWN: Rule[] = [
     name: 'iis-path-nul',
     features: ['path:nul'],
     applies: (g, legacy, ours) => isMonoErrorPage(g, legacy) && isHostError(g, ours, HostErrors.invalidUrl()),
-    reason: "`%00` in the path: Mono's runtime error page (500); http.sys refuses an escape decoding to a control character before IIS sees the request: 400 `Bad Request - Invalid URL`",
-    evidence: 'http.sys registry parameters, KB 820129: AllowRestrictedChars 0 (the default) refuses %00-%1F and %7F-%9F in the URL; src/contract/url.ts',
+    reason:
+      "`%00` in the path: Mono's runtime error page (500); http.sys refuses an escape decoding to a control character before IIS sees the request: 400 `Bad Request - Invalid URL`",
+    evidence:
+      'http.sys registry parameters, KB 820129: AllowRestrictedChars 0 (the default) refuses %00-%1F and %7F-%9F in the URL; src/contract/url.ts',
   },
   {
     name: 'iis-path-space',
@@ -145,7 +164,9 @@ export const MONO_OWN: Rule[] = [
     name: 'iis-path-outside',
     features: ['path:outside'],
     applies: (g, legacy, ours) =>
-      legacy.status >= 400 && (isAspNetNotFound(g, ours) || [HostErrors.notFound(), HostErrors.forbidden(), HostErrors.methodNotAllowed()].some((e) => isHostError(g, ours, e))),
+      legacy.status >= 400 &&
+      (isAspNetNotFound(g, ours) ||
+        [HostErrors.notFound(), HostErrors.forbidden(), HostErrors.methodNotAllowed()].some((e) => isHostError(g, ours, e))),
     reason:
       "a path that names no service: Mono answers its own 404 page (or hands `X.asmx.cs` to ASMX); IIS with ASP.NET answers ASP.NET's 404 page for a script that is none of the five, its own 404 page for any other file, 403 for the application's directory (405 for a POST to it)",
     evidence:
@@ -171,10 +192,12 @@ export const MONO_OWN: Rule[] = [
     name: 'httpsys-url-too-long',
     features: ['query:near-2048'],
     applies: (g, _legacy, ours) =>
-      `${g.c.method} ${g.c.path} HTTP/1.1`.length > MAX_REQUEST_BYTES - 64 && (isHostError(g, ours, HostErrors.urlTooLong()) || isHostError(g, ours, HostErrors.headersTooLong())),
+      `${g.c.method} ${g.c.path} HTTP/1.1`.length > MAX_REQUEST_BYTES - 64 &&
+      (isHostError(g, ours, HostErrors.urlTooLong()) || isHostError(g, ours, HostErrors.headersTooLong())),
     reason:
       "a request line of about 16 KB (a long value, %-escaped): http.sys refuses a request whose line and headers pass MaxRequestBytes: 414 when the URL is what overflows, 400 Request Too Long when the headers after it do; Mono's HttpListener reads it (200, or its 400 for a query over 2,048)",
-    evidence: 'http.sys registry parameters, KB 820129: MaxRequestBytes and MaxFieldLength 16384 (the defaults); MAX_HEADER_BYTES, docs/security.md',
+    evidence:
+      'http.sys registry parameters, KB 820129: MaxRequestBytes and MaxFieldLength 16384 (the defaults); MAX_HEADER_BYTES, docs/security.md',
   },
   {
     name: 'aspnet-operation-name-not-valid',
@@ -195,7 +218,10 @@ export const MONO_OWN: Rule[] = [
       // `/X.asmx//Op`: Mono's operation is `/Op`
       (/\.asmx\/\//i.test(g.c.path) && legacy.status === 500 && /^\{0\} Web Service method name is not valid\.\n$/.test(legacy.body)) ||
       // a service page's addresses: Mono writes the path as asked, .NET the canonical one
-      (legacy.status === 200 && ours.status === 200 && legacy.body.includes('{PATH}') && legacy.body.split('{PATH}').join(canonicalPath(g.c.path)) === ours.body),
+      (legacy.status === 200 &&
+        ours.status === 200 &&
+        legacy.body.includes('{PATH}') &&
+        legacy.body.split('{PATH}').join(canonicalPath(g.c.path)) === ours.body),
     reason:
       "a path with `//`, `/./` or `/x/../`: Mono reads `/X.asmx//Op` as the operation `/Op` and writes the path as asked (`//` and all) in the WSDL's and disco's addresses; ASP.NET collapses `//` (http.sys resolved the dots) before the path is read, so the operation is `Op` and the addresses canonical",
     evidence:
@@ -204,7 +230,8 @@ export const MONO_OWN: Rule[] = [
 ];
 
 export function describeMonoOwn(): string {
-  const lines = ['Mono\'s own differences for generated requests (scripts/legacy/accepted-generated.ts):'];
-  for (const r of MONO_OWN) lines.push(`  - ${r.name}${r.features.length > 0 ? ` [${r.features.join(', ')}]` : ''}: ${r.reason}\n      reference: ${r.evidence}`);
+  const lines = ["Mono's own differences for generated requests (scripts/legacy/accepted-generated.ts):"];
+  for (const r of MONO_OWN)
+    lines.push(`  - ${r.name}${r.features.length > 0 ? ` [${r.features.join(', ')}]` : ''}: ${r.reason}\n      reference: ${r.evidence}`);
   return `${lines.join('\n')}\n`;
 }

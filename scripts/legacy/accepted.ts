@@ -20,7 +20,7 @@ export const ALLOWANCES: Array<{ rule: string; evidence: string }> = [
   },
   {
     rule: "ASP.NET's runtime error page (what a remote client gets where ASP.NET, not the service, refuses a request) is compared as such a page: status, media type, framing, Cache-Control (case kind `error`, and any answer the legacy host gives as that page)",
-    evidence: 'System.Web/ErrorFormatter.cs writes the page; its markup and wording are the host\'s, Mono\'s differ',
+    evidence: "System.Web/ErrorFormatter.cs writes the page; its markup and wording are the host's, Mono's differ",
   },
   {
     rule: 'a legacy text with {0} placeholders is a template: Mono leaves some messages unfilled',
@@ -34,11 +34,13 @@ export const ALLOWANCES: Array<{ rule: string; evidence: string }> = [
   },
   {
     rule: 'a lone LF in a legacy plain-text body counts as CRLF',
-    evidence: 'System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs WriteException writes its plain-text errors with StreamWriter.WriteLine, whose newline is Environment.NewLine: CRLF on Windows, the .NET Framework\'s one platform',
+    evidence:
+      "System.Web.Services/System/Web/Services/Protocols/HttpServerProtocol.cs WriteException writes its plain-text errors with StreamWriter.WriteLine, whose newline is Environment.NewLine: CRLF on Windows, the .NET Framework's one platform",
   },
   {
     rule: "paths are matched without regard to case: a case may ask the legacy host `legacyPath` (Mono's file lookup is case-sensitive; IIS's is not)",
-    evidence: 'System.Web/Configuration/HttpHandlerAction.cs: a handler\'s path (*.asmx) is a case-insensitive URL wildcard (new WildcardUrl(Path, true)), and IIS serves the .asmx file from a case-insensitive file system',
+    evidence:
+      "System.Web/Configuration/HttpHandlerAction.cs: a handler's path (*.asmx) is a case-insensitive URL wildcard (new WildcardUrl(Path, true)), and IIS serves the .asmx file from a case-insensitive file system",
   },
 ];
 
@@ -55,20 +57,24 @@ export const ACCEPTED: Acceptance[] = [
   {
     cases: ['*/help-op', '*/help-op-*'],
     when: { test: (c) => has(c, 'Documentation'), text: 'Documentation on' },
-    reason: "Mono's ?op= page fails with its runtime error page (500) under most protocol sets, where .NET renders the operation's help page (200): Mono's own DefaultWsdlHelpGenerator.aspx needs a `bnd` parameter of its own design (a NullReferenceException in BuildOperationInfo without it), .NET's page reads only `op`",
+    reason:
+      "Mono's ?op= page fails with its runtime error page (500) under most protocol sets, where .NET renders the operation's help page (200): Mono's own DefaultWsdlHelpGenerator.aspx needs a `bnd` parameter of its own design (a NullReferenceException in BuildOperationInfo without it), .NET's page reads only `op`",
     evidence:
-      'System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs: a GET to the service page with Documentation on is answered by DefaultWsdlHelpGenerator.aspx (System.Web.Services config/DefaultWsdlHelpGenerator.aspx), which renders ?op= as the operation\'s page',
+      "System.Web.Services/System/Web/Services/Protocols/DocumentationServerProtocol.cs: a GET to the service page with Documentation on is answered by DefaultWsdlHelpGenerator.aspx (System.Web.Services config/DefaultWsdlHelpGenerator.aspx), which renders ?op= as the operation's page",
   },
   {
     cases: ['http-post/ct-json'],
-    reason: 'Mono answers application/json with JSON ({"d":...}) even to a service without [ScriptService]; on .NET 4 the *.asmx handler, ScriptHandlerFactory, hands the request to its REST handler, which throws for a class without [ScriptService]: ASP.NET\'s runtime error page (500), as ours answers',
+    reason:
+      'Mono answers application/json with JSON ({"d":...}) even to a service without [ScriptService]; on .NET 4 the *.asmx handler, ScriptHandlerFactory, hands the request to its REST handler, which throws for a class without [ScriptService]: ASP.NET\'s runtime error page (500), as ours answers',
     evidence:
       'System.Web.Extensions/Script/Services/ScriptHandlerFactory.cs GetHandler (RestHandlerFactory.IsRestRequest: PathInfo not empty and Content-Type application/json), RestHandler.cs CreateHandler, WebServiceData.cs ("Only Web services with a [ScriptService] attribute ... can be called from script"); IIS maps *.asmx to ScriptHandlerFactory (applicationHost.config WebServiceHandlerFactory-Integrated-4.0)',
   },
   {
     cases: ['http-post/auth-name-only'],
-    reason: "Mono's form parser reads `code&phone` as two names with empty values; .NET's reads two values without a name, so the parameters are missing",
-    evidence: 'System.Web/HttpValueCollection.cs FillFromString: a segment without `=` is added with a null name and the segment as its value',
+    reason:
+      "Mono's form parser reads `code&phone` as two names with empty values; .NET's reads two values without a name, so the parameters are missing",
+    evidence:
+      'System.Web/HttpValueCollection.cs FillFromString: a segment without `=` is added with a null name and the segment as its value',
   },
   {
     cases: ['methods/put-*', 'methods/delete-*', 'framing/http10/delete-service-page'],
@@ -79,14 +85,20 @@ export const ACCEPTED: Acceptance[] = [
   },
   {
     cases: ['methods/options-*'],
-    reason: "Mono hands OPTIONS to ASMX (405, or 500 on an operation); IIS answers it itself on any path: 200, `Allow` and `Public: OPTIONS, TRACE, GET, HEAD, POST`, no body",
+    reason:
+      'Mono hands OPTIONS to ASMX (405, or 500 on an operation); IIS answers it itself on any path: 200, `Allow` and `Public: OPTIONS, TRACE, GET, HEAD, POST`, no body',
     evidence:
       'applicationHost.config: OPTIONSVerbHandler path="*" verb="OPTIONS" modules="ProtocolSupportModule" requireAccess="None", ahead of the *.asmx mapping\'s verbs; test/fidelity.test.ts "OPTIONS and TRACE are IIS\'s on any path"',
   },
 ];
 
 const matches = (pattern: string, name: string) =>
-  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(name);
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(name);
 
 /** The acceptance that covers this case under this configuration, if any. */
 export function accepted(config: Configuration, name: string): Acceptance | undefined {
@@ -111,4 +123,3 @@ export function describeAccepted(): string {
   }
   return `${lines.join('\n')}\n`;
 }
-

@@ -1,4 +1,20 @@
-import { ALNOOR, ARABIC_SCHOOL, AUTH_OP, BIG, CT11, type Corpus, FORM, OP, OPS, PUSH, RAFIDAIN, SCHOOL_OP, SERVICES, TOKEN_OP, servicePath } from './corpus-kit';
+import {
+  ALNOOR,
+  ARABIC_SCHOOL,
+  AUTH_OP,
+  BIG,
+  CT11,
+  type Corpus,
+  FORM,
+  OP,
+  OPS,
+  PUSH,
+  RAFIDAIN,
+  SCHOOL_OP,
+  SERVICES,
+  TOKEN_OP,
+  servicePath,
+} from './corpus-kit';
 
 /**
  * Every operation on every binding with normal and edge data, HTTP GET and POST as ASP.NET reads
@@ -56,7 +72,6 @@ export function everyOperation(c: Corpus): void {
     ['id-absent', null],
   ];
   for (const [label, v] of tokenRows) c.allBindings(token, label, [v]);
-
 }
 
 /** HTTP GET and POST: parameters, names, encodings, media types. */
@@ -115,26 +130,38 @@ export function httpGetAndPost(c: Corpus): void {
   c.get('http-get/method-of-other-service', `${servicePath(about)}/GetTokenDevice?id=dev-1001`);
   c.get('http-get/method-empty', `${servicePath(auth)}/`, { kind: 'error' });
   c.get('http-get/method-trailing-slash', `${T}/?id=dev-1001`);
-  c.get('http-get/arabic-school-raw-percent-lower', `${S}?school_base_url=${encodeURIComponent(ARABIC_SCHOOL).toLowerCase()}&show_active=1`);
+  c.get(
+    'http-get/arabic-school-raw-percent-lower',
+    `${S}?school_base_url=${encodeURIComponent(ARABIC_SCHOOL).toLowerCase()}&show_active=1`,
+  );
   c.post('http-post/method-wrong-case', `${PUSH}/gettokendevice`, 'id=dev-1001');
   c.post('http-post/method-unknown', `${PUSH}/NoSuchOp`, 'id=dev-1001');
   c.post('http-post/query-params-only', `${T}?id=dev-1001`, '');
   c.post('http-post/query-and-form', `${T}?id=dev-1002`, 'id=dev-1001');
   c.post('http-post/charset-utf8', T, 'id=dev-1001', `${FORM}; charset=utf-8`);
-  c.post('http-post/charset-utf8-arabic', S, `school_base_url=${encodeURIComponent(ARABIC_SCHOOL)}&show_active=1`, `${FORM}; charset=utf-8`);
+  c.post(
+    'http-post/charset-utf8-arabic',
+    S,
+    `school_base_url=${encodeURIComponent(ARABIC_SCHOOL)}&show_active=1`,
+    `${FORM}; charset=utf-8`,
+  );
   c.post('http-post/charset-iso-8859-1', T, 'id=dev-1001', `${FORM}; charset=iso-8859-1`);
   c.post('http-post/ct-upper-case', T, 'id=dev-1001', 'APPLICATION/X-WWW-FORM-URLENCODED');
   c.post('http-post/ct-text-plain', T, 'id=dev-1001', 'text/plain');
   c.post('http-post/ct-json', T, '{"id":"dev-1001"}', 'application/json');
   c.post('http-post/ct-text-xml', T, 'id=dev-1001', CT11);
-  c.post('http-post/ct-multipart', T, '--b\r\nContent-Disposition: form-data; name="id"\r\n\r\ndev-1001\r\n--b--\r\n', 'multipart/form-data; boundary=b');
+  c.post(
+    'http-post/ct-multipart',
+    T,
+    '--b\r\nContent-Disposition: form-data; name="id"\r\n\r\ndev-1001\r\n--b--\r\n',
+    'multipart/form-data; boundary=b',
+  );
   c.post('http-post/ct-none', T, 'id=dev-1001', null);
   c.post('http-post/ct-none-empty-body', `${servicePath(about)}/GetAboutUs`, '', null);
   c.post('http-post/ct-text-plain-no-params', `${servicePath(about)}/GetAboutUs`, '', 'text/plain');
   c.post('http-post/raw-arabic-form', S, `school_base_url=${ARABIC_SCHOOL}&show_active=1`);
   c.post('http-post/trailing-ampersand', T, 'id=dev-1001&');
   c.post('http-post/newline-in-form', T, 'id=dev-1001\r\n');
-
 }
 
 /** ?wsdl, ?disco and the help pages of every service. */

@@ -1,4 +1,22 @@
-import { ALNOOR, AP, CT11, CT12, type Corpus, DECL, NS, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, schEl, servicePath, tokEl } from './corpus-kit';
+import {
+  ALNOOR,
+  AP,
+  CT11,
+  CT12,
+  type Corpus,
+  DECL,
+  NS,
+  OP,
+  PUSH,
+  SCHOOL,
+  SOAP11,
+  SOAP12,
+  action,
+  envelope,
+  schEl,
+  servicePath,
+  tokEl,
+} from './corpus-kit';
 
 /**
  * What ASMX's reader refuses or reads otherwise than a lenient XML parser (issue 39): characters XML
@@ -50,9 +68,13 @@ export function soapReading(c: Corpus): void {
   both('chars/header-u0000', PUSH, 'GetTokenDevice', (v) => withHeader(v, '<soap:Header><h xmlns="urn:h">a\u0000</h></soap:Header>'));
   both('chars/header-ufffe', PUSH, 'GetTokenDevice', (v) => withHeader(v, '<soap:Header><h xmlns="urn:h">a\ufffe</h></soap:Header>'));
   both('chars/header-ref', PUSH, 'GetTokenDevice', (v) => withHeader(v, '<soap:Header><h xmlns="urn:h">a&#1;</h></soap:Header>'));
-  both('chars/header-cdata', PUSH, 'GetTokenDevice', (v) => withHeader(v, `<soap:Header><h xmlns="urn:h"><![CDATA[${X}]]></h></soap:Header>`));
+  both('chars/header-cdata', PUSH, 'GetTokenDevice', (v) =>
+    withHeader(v, `<soap:Header><h xmlns="urn:h"><![CDATA[${X}]]></h></soap:Header>`),
+  );
   both('chars/header-comment', PUSH, 'GetTokenDevice', (v) => withHeader(v, `<!--${X}--><soap:Header/>`));
-  both('chars/header-crlf-lines', PUSH, 'GetTokenDevice', (v) => withHeader(v, `\r\n<soap:Header>\r<h xmlns="urn:h">a${X}</h></soap:Header>`));
+  both('chars/header-crlf-lines', PUSH, 'GetTokenDevice', (v) =>
+    withHeader(v, `\r\n<soap:Header>\r<h xmlns="urn:h">a${X}</h></soap:Header>`),
+  );
   const envelopeTag = (v: 11 | 12, from: string, to: string) => envelope(v, token('dev-1001')).replace(from, to);
   const tags: Array<[string, string, string]> = [
     ['envelope-attribute', '<soap:Envelope ', `<soap:Envelope a="${X}" `],
@@ -73,7 +95,9 @@ export function soapReading(c: Corpus): void {
   for (const [label, from, to] of tags) both(`chars/${label}`, PUSH, 'GetTokenDevice', (v) => envelopeTag(v, from, to));
   // A mismatched end tag before the Body's first element: the start tag's name and place in the message.
   both('tags/end-tag-mismatch', PUSH, 'GetTokenDevice', (v) => envelopeTag(v, '<soap:Body>', '<soap:Header></soap:HeaderX><soap:Body>'));
-  both('tags/end-tag-mismatch-lines', PUSH, 'GetTokenDevice', (v) => envelopeTag(v, '<soap:Body>', '\n<soap:Header>\r\n</soap:Head ><soap:Body>'));
+  both('tags/end-tag-mismatch-lines', PUSH, 'GetTokenDevice', (v) =>
+    envelopeTag(v, '<soap:Body>', '\n<soap:Header>\r\n</soap:Head ><soap:Body>'),
+  );
   both('chars/before-the-root', PUSH, 'GetTokenDevice', (v) => X + envelope(v, token('dev-1001'), { decl: '' }));
   both('chars/in-the-declaration', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001'), { decl: `<?xml version="1.0"${X}?>` }));
   // After the root, ASMX reads one node more and no further.
@@ -103,9 +127,15 @@ export function soapReading(c: Corpus): void {
   ];
   for (const [label, body] of nul) both(`nul/${label}`, PUSH, 'GetTokenDevice', body);
   // `--` inside a comment, or a comment ending `--->` (XmlTextReader's message, at the first `-`)
-  both('comments/double-dash-before-the-body', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('<soap:Body>', '<!-- a -- b --><soap:Body>'));
-  both('comments/three-dashes-at-the-end', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('<soap:Body>', '<!-- a ---><soap:Body>'));
-  both('comments/empty-and-single-dashes', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('<soap:Body>', '<!----><!-- - --><soap:Body>'));
+  both('comments/double-dash-before-the-body', PUSH, 'GetTokenDevice', (v) =>
+    envelope(v, token('dev-1001')).replace('<soap:Body>', '<!-- a -- b --><soap:Body>'),
+  );
+  both('comments/three-dashes-at-the-end', PUSH, 'GetTokenDevice', (v) =>
+    envelope(v, token('dev-1001')).replace('<soap:Body>', '<!-- a ---><soap:Body>'),
+  );
+  both('comments/empty-and-single-dashes', PUSH, 'GetTokenDevice', (v) =>
+    envelope(v, token('dev-1001')).replace('<soap:Body>', '<!----><!-- - --><soap:Body>'),
+  );
 
   // ---- the XML declaration (XmlTextReaderImpl.ParseXmlDeclaration)
   const declarations: Array<[string, string]> = [
@@ -131,7 +161,8 @@ export function soapReading(c: Corpus): void {
     ['pi-target-not-a-name', '<?&#9;xml version="1.0"?>'],
     ['pi-target-bad-character', '<?p&q x?>'],
   ];
-  for (const [label, decl] of declarations) both(`declaration/${label}`, PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001'), { decl }));
+  for (const [label, decl] of declarations)
+    both(`declaration/${label}`, PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001'), { decl }));
   inBody('declaration/xml-pi-in-the-body', `<?xml version="1.0"?>${token('dev-1001')}`);
 
   // ---- a root that is not an Envelope, and a Body out of place
@@ -146,14 +177,31 @@ export function soapReading(c: Corpus): void {
     ['soap11-then-malformed', `<Foo xmlns="${SOAP11}"><`],
   ];
   for (const [label, root] of roots) both(`root/${label}`, PUSH, 'GetTokenDevice', () => `${DECL}${root}`);
-  for (const [label, root] of roots.slice(0, 2)) c.soap12(`root/soap12-action/${label}`, PUSH, `${DECL}${root}`, `${CT12}; action="${AP}GetTokenDevice"`);
+  for (const [label, root] of roots.slice(0, 2))
+    c.soap12(`root/soap12-action/${label}`, PUSH, `${DECL}${root}`, `${CT12}; action="${AP}GetTokenDevice"`);
   both('body/misplaced-after-an-element', PUSH, 'GetTokenDevice', (v) => withHeader(v, '<Foo xmlns="urn:x"/>'));
   both('body/misplaced-after-text', PUSH, 'GetTokenDevice', (v) => withHeader(v, 'junk'));
   both('body/misplaced-after-two-headers', PUSH, 'GetTokenDevice', (v) => withHeader(v, '<soap:Header/><soap:Header/>'));
-  both('body/header-after-the-body', PUSH, 'GetTokenDevice', (v) => envelope(v, token('dev-1001')).replace('</soap:Body>', '</soap:Body><soap:Header/>'));
+  both('body/header-after-the-body', PUSH, 'GetTokenDevice', (v) =>
+    envelope(v, token('dev-1001')).replace('</soap:Body>', '</soap:Body><soap:Header/>'),
+  );
 
   // ---- parameters holding markup: ReadElementString reads into one child element
-  const mixed = ['<b>dev-1001</b>', '<b>dev-1002</b> ', '<b>dev</b>-1001', '<b/>dev-1001', '<b></b>', '<b><c>dev-1001</c></b>', '<b>dev-1001<c/></b>', ' <b>dev-1001</b>', '<b>dev-<!--c-->1001</b>', '<b><![CDATA[dev-1001]]></b>', '<b>dev-1001</b><id>dev-1002</id>', '<b>dev-1001</b><c>x</c>', '<x:b xmlns:x="urn:x">dev-1003</x:b>'];
+  const mixed = [
+    '<b>dev-1001</b>',
+    '<b>dev-1002</b> ',
+    '<b>dev</b>-1001',
+    '<b/>dev-1001',
+    '<b></b>',
+    '<b><c>dev-1001</c></b>',
+    '<b>dev-1001<c/></b>',
+    ' <b>dev-1001</b>',
+    '<b>dev-<!--c-->1001</b>',
+    '<b><![CDATA[dev-1001]]></b>',
+    '<b>dev-1001</b><id>dev-1002</id>',
+    '<b>dev-1001</b><c>x</c>',
+    '<x:b xmlns:x="urn:x">dev-1003</x:b>',
+  ];
   for (const [i, value] of mixed.entries()) inBody(`markup/id-${i + 1}`, token(value));
   const pis = ['dev-1001<?p x?>', '<?p x?>dev-1001', 'dev-<?p x?>1001', '<b>dev-1001<?p x?></b>'];
   for (const [i, value] of pis.entries()) inBody(`markup/pi-${i + 1}`, token(value));
@@ -179,7 +227,9 @@ export function soapReading(c: Corpus): void {
   ];
   for (const [label, inner] of school) both(`markup/school-${label}`, SCHOOL, 'GetStudentSchool', (v) => envelope(v, schEl(inner)));
   const marks = servicePath(OP.marks);
-  both('markup/marks-in-children', marks, 'GetStudentsMarks', (v) => envelope(v, `<GetStudentsMarks xmlns="${NS}"><StudnetID><x>1001</x></StudnetID><SubjectID>2</SubjectID></GetStudentsMarks>`));
+  both('markup/marks-in-children', marks, 'GetStudentsMarks', (v) =>
+    envelope(v, `<GetStudentsMarks xmlns="${NS}"><StudnetID><x>1001</x></StudnetID><SubjectID>2</SubjectID></GetStudentsMarks>`),
+  );
 
   // ---- the Body's shapes: every operation element is read, the first element routes SOAP 1.2
   const shapes: Array<[string, string]> = [
@@ -198,8 +248,18 @@ export function soapReading(c: Corpus): void {
     ['operation-nested-in-another-element', `<Foo xmlns="${NS}">${token('dev-1003')}</Foo>${token('dev-1002')}`],
   ];
   for (const [label, inner] of shapes) inBody(`shapes/${label}`, inner);
-  both('shapes/school-two-operations-merge', SCHOOL, 'GetStudentSchool', (v) => envelope(v, schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>48</show_active>`) + schEl('<show_active>49</show_active>')));
-  both('shapes/school-two-operations-bad-first', SCHOOL, 'GetStudentSchool', (v) => envelope(v, schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>abc</show_active>`) + schEl('<show_active>49</show_active>')));
+  both('shapes/school-two-operations-merge', SCHOOL, 'GetStudentSchool', (v) =>
+    envelope(
+      v,
+      schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>48</show_active>`) + schEl('<show_active>49</show_active>'),
+    ),
+  );
+  both('shapes/school-two-operations-bad-first', SCHOOL, 'GetStudentSchool', (v) =>
+    envelope(
+      v,
+      schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>abc</show_active>`) + schEl('<show_active>49</show_active>'),
+    ),
+  );
 
   // ---- Content-Type as System.Web.Services' ContentType reads it
   const body11 = envelope(11, token('dev-1001'));
@@ -220,16 +280,40 @@ export function soapReading(c: Corpus): void {
   c.soap11('content-type/no-action/text-plain-malformed', PUSH, '<a', null, 'text/plain');
   c.soap11('content-type/no-action/space-before-semicolon', PUSH, body11, null, 'text/xml ; charset=utf-8');
   c.soap12('content-type/soap12/space-before-semicolon', PUSH, body12, 'application/soap+xml ; charset=utf-8');
-  c.soap12('content-type/soap12/space-unknown-body', PUSH, envelope(12, '<NoSuchOp xmlns="http://tempuri.org/"/>'), 'application/soap+xml ; charset=utf-8');
-  c.soap12('content-type/soap12/action-single-quotes', PUSH, envelope(12, '<NoSuchOp xmlns="http://tempuri.org/"/>'), `application/soap+xml; action='${AP}GetTokenDevice'`);
-  c.soap12('content-type/soap12/action-mixed-quotes', PUSH, envelope(12, '<NoSuchOp xmlns="http://tempuri.org/"/>'), `application/soap+xml; action="${AP}GetTokenDevice'`);
+  c.soap12(
+    'content-type/soap12/space-unknown-body',
+    PUSH,
+    envelope(12, '<NoSuchOp xmlns="http://tempuri.org/"/>'),
+    'application/soap+xml ; charset=utf-8',
+  );
+  c.soap12(
+    'content-type/soap12/action-single-quotes',
+    PUSH,
+    envelope(12, '<NoSuchOp xmlns="http://tempuri.org/"/>'),
+    `application/soap+xml; action='${AP}GetTokenDevice'`,
+  );
+  c.soap12(
+    'content-type/soap12/action-mixed-quotes',
+    PUSH,
+    envelope(12, '<NoSuchOp xmlns="http://tempuri.org/"/>'),
+    `application/soap+xml; action="${AP}GetTokenDevice'`,
+  );
   c.soap12('content-type/soap12/action-malformed-body', PUSH, '<a', `${CT12}; action="${AP}GetTokenDevice"`);
-  c.soap11('content-type/soap12-envelope-by-action-malformed', PUSH, `<soap:Envelope xmlns:soap="${SOAP12}"><soap:Body><a>`, action('GetTokenDevice'), CT11);
+  c.soap11(
+    'content-type/soap12-envelope-by-action-malformed',
+    PUSH,
+    `<soap:Envelope xmlns:soap="${SOAP12}"><soap:Body><a>`,
+    action('GetTokenDevice'),
+    CT11,
+  );
   c.add({
     name: 'content-type/soap11/charset-quoted-utf-16',
     method: 'POST',
     path: SCHOOL,
     headers: { 'Content-Type': `text/xml; charset="utf-16'`, SOAPAction: action('GetStudentSchool') },
-    bodyBase64: Buffer.from(envelope(11, schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>49</show_active>`)), 'utf16le').toString('base64'),
+    bodyBase64: Buffer.from(
+      envelope(11, schEl(`<school_base_url>${ALNOOR}</school_base_url><show_active>49</show_active>`)),
+      'utf16le',
+    ).toString('base64'),
   });
 }

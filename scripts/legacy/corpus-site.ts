@@ -1,4 +1,24 @@
-import { AP, CT11, CT12, type Corpus, DECL, FORM, NS, OP, PUSH, SERVICES, SOAP11, SOAP12, TEMPURI, action, actionUri, envelope, opElement, soapOp, tokOp } from './corpus-kit';
+import {
+  AP,
+  CT11,
+  CT12,
+  type Corpus,
+  DECL,
+  FORM,
+  NS,
+  OP,
+  PUSH,
+  SERVICES,
+  SOAP11,
+  SOAP12,
+  TEMPURI,
+  action,
+  actionUri,
+  envelope,
+  opElement,
+  soapOp,
+  tokOp,
+} from './corpus-kit';
 
 /**
  * The cases that depend on the site's configuration rather than on one request's details: the
@@ -38,7 +58,12 @@ export function actionForms(c: Corpus): void {
   c.soap11('namespace/soap11/key-body-action-without-slash', PUSH, envelope(11, soapOp(serverKey, [])), `"${NS}GetServerKeyAndSender"`);
   c.soap11('namespace/soap11/no-action-body-routed', PUSH, tok11, null);
   c.soap11('namespace/soap11/no-action-other-service-body', PUSH, envelope(11, soapOp(auth, ['1', '2'])), null);
-  c.soap11('namespace/soap11/body-in-default-namespace', PUSH, envelope(11, tokOp().replace(`xmlns="${NS}"`, `xmlns="${TEMPURI}"`)), action('GetTokenDevice'));
+  c.soap11(
+    'namespace/soap11/body-in-default-namespace',
+    PUSH,
+    envelope(11, tokOp().replace(`xmlns="${NS}"`, `xmlns="${TEMPURI}"`)),
+    action('GetTokenDevice'),
+  );
   const ct12 = (a: string) => `${CT12}; action="${a}"`;
   const unknown12 = envelope(12, opElement('NoSuchOp', [['id', 'dev-1001']]));
   c.soap12('namespace/soap12/action-with-slash', PUSH, tok12, ct12(actionUri('GetTokenDevice')));
@@ -84,10 +109,15 @@ export function protocolCases(c: Corpus): void {
   }
   // a root that is not an Envelope: the version mismatch is answered in the version switched on
   const push = `/${OP.token.service}.asmx`;
-  for (const [label, root] of [['other-namespace', '<Foo xmlns="urn:x"/>'], ['soap11-namespace', `<Foo xmlns="${SOAP11}"/>`], ['soap12-namespace', `<Foo xmlns="${SOAP12}"/>`]]) {
+  for (const [label, root] of [
+    ['other-namespace', '<Foo xmlns="urn:x"/>'],
+    ['soap11-namespace', `<Foo xmlns="${SOAP11}"/>`],
+    ['soap12-namespace', `<Foo xmlns="${SOAP12}"/>`],
+  ]) {
     c.soap12(`protocols/root/${label}`, push, `${DECL}${root}`);
     c.soap11(`protocols/root/${label}-with-soapaction`, push, `${DECL}${root}`, action(OP.token.name));
   }
   // the other services' documents: each names its own operations and bindings
-  for (const s of SERVICES.filter((x) => !ops.some(({ o }) => o.service === x))) c.get(`protocols/${s}/wsdl`, `/${s}.asmx?wsdl`, { kind: 'page' });
+  for (const s of SERVICES.filter((x) => !ops.some(({ o }) => o.service === x)))
+    c.get(`protocols/${s}/wsdl`, `/${s}.asmx?wsdl`, { kind: 'page' });
 }

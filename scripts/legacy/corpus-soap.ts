@@ -1,4 +1,27 @@
-import { ALNOOR, ARABIC_SCHOOL, CT11, CT12, type Corpus, DECL, FORM, AP, NS, actionUri, OP, PUSH, SCHOOL, SOAP11, SOAP12, action, envelope, opElement, schEl, soapOp, tokEl, tokOp } from './corpus-kit';
+import {
+  ALNOOR,
+  ARABIC_SCHOOL,
+  CT11,
+  CT12,
+  type Corpus,
+  DECL,
+  FORM,
+  AP,
+  NS,
+  actionUri,
+  OP,
+  PUSH,
+  SCHOOL,
+  SOAP11,
+  SOAP12,
+  action,
+  envelope,
+  opElement,
+  schEl,
+  soapOp,
+  tokEl,
+  tokOp,
+} from './corpus-kit';
 
 /**
  * How a SOAP request is routed (SOAPAction, the 1.2 action, the body element, the media type,
@@ -66,7 +89,11 @@ export function soapRouting(c: Corpus): void {
   c.soap12('routing/soap12/action-wrong-case-body-unknown', PUSH, unknownBody12, ct12a(`${AP}gettokendevice`));
   c.soap12('routing/soap12/no-action-body-unknown', PUSH, unknownBody12);
   c.soap12('routing/soap12/no-action-other-service-body', PUSH, envelope(12, soapOp(auth, ['1', '2'])));
-  c.soap12('routing/soap12/body-in-wrong-ns', PUSH, envelope(12, `<GetTokenDevice xmlns="http://example.org/"><id>dev-1001</id></GetTokenDevice>`));
+  c.soap12(
+    'routing/soap12/body-in-wrong-ns',
+    PUSH,
+    envelope(12, `<GetTokenDevice xmlns="http://example.org/"><id>dev-1001</id></GetTokenDevice>`),
+  );
   c.soap12('routing/soap12/ct-no-charset', PUSH, tokBody12, 'application/soap+xml');
   c.soap12('routing/soap12/with-soapaction-header', PUSH, tokBody12, CT12, { SOAPAction: action('GetTokenDevice') });
   c.soap12('routing/soap12/with-wrong-soapaction-header', PUSH, tokBody12, CT12, { SOAPAction: action('NoSuchOp') });
@@ -77,11 +104,33 @@ export function soapRouting(c: Corpus): void {
   c.soap11('routing/soap12/no-content-type', PUSH, tokBody12, null, null);
 
   // paths without regard to case (the legacy host is asked the canonical path)
-  c.add({ name: 'routing/path-case/soap11', method: 'POST', path: '/pushnotificationmobile.ASMX', legacyPath: PUSH, headers: { 'Content-Type': CT11, SOAPAction: action('GetTokenDevice') }, body: tokBody11 });
-  c.add({ name: 'routing/path-case/soap12', method: 'POST', path: '/PUSHNOTIFICATIONMOBILE.asmx', legacyPath: PUSH, headers: { 'Content-Type': CT12 }, body: tokBody12 });
-  c.get('routing/path-case/get', '/pushnotificationmobile.asmx/GetTokenDevice?id=dev-1001', { legacyPath: `${PUSH}/GetTokenDevice?id=dev-1001` });
-  c.add({ name: 'routing/path-case/post', method: 'POST', path: '/Pushnotificationmobile.Asmx/GetTokenDevice', legacyPath: `${PUSH}/GetTokenDevice`, headers: { 'Content-Type': FORM }, body: 'id=dev-1001' });
-
+  c.add({
+    name: 'routing/path-case/soap11',
+    method: 'POST',
+    path: '/pushnotificationmobile.ASMX',
+    legacyPath: PUSH,
+    headers: { 'Content-Type': CT11, SOAPAction: action('GetTokenDevice') },
+    body: tokBody11,
+  });
+  c.add({
+    name: 'routing/path-case/soap12',
+    method: 'POST',
+    path: '/PUSHNOTIFICATIONMOBILE.asmx',
+    legacyPath: PUSH,
+    headers: { 'Content-Type': CT12 },
+    body: tokBody12,
+  });
+  c.get('routing/path-case/get', '/pushnotificationmobile.asmx/GetTokenDevice?id=dev-1001', {
+    legacyPath: `${PUSH}/GetTokenDevice?id=dev-1001`,
+  });
+  c.add({
+    name: 'routing/path-case/post',
+    method: 'POST',
+    path: '/Pushnotificationmobile.Asmx/GetTokenDevice',
+    legacyPath: `${PUSH}/GetTokenDevice`,
+    headers: { 'Content-Type': FORM },
+    body: 'id=dev-1001',
+  });
 }
 
 /** What the envelope reader tolerates: order, unknown elements, comments, CDATA, references, nil, prefixes, declarations. */
@@ -90,7 +139,11 @@ export function lenientParsing(c: Corpus): void {
   const lenient: Array<[string, string, string]> = [
     // [label, service path, op element]
     ['params-out-of-order', SCHOOL, schEl(`<show_active>49</show_active><school_base_url>${ALNOOR}</school_base_url>`)],
-    ['unknown-element', SCHOOL, schEl(`<foo>bar</foo><school_base_url>${ALNOOR}</school_base_url><bar><baz/></bar><show_active>49</show_active><extra>1</extra>`)],
+    [
+      'unknown-element',
+      SCHOOL,
+      schEl(`<foo>bar</foo><school_base_url>${ALNOOR}</school_base_url><bar><baz/></bar><show_active>49</show_active><extra>1</extra>`),
+    ],
     ['unknown-element-other-ns', PUSH, tokEl(`<x:id xmlns:x="urn:x">dev-1002</x:id><id>dev-1001</id>`)],
     ['absent-show-active', SCHOOL, schEl(`<school_base_url>${ALNOOR}</school_base_url>`)],
     ['absent-all-school', SCHOOL, schEl('')],
@@ -102,7 +155,11 @@ export function lenientParsing(c: Corpus): void {
     ['cdata-partial', PUSH, tokEl('<id>dev-<![CDATA[10]]>01</id>')],
     ['cdata-specials', SCHOOL, schEl(`<school_base_url><![CDATA[${ALNOOR}]]></school_base_url><show_active><![CDATA[49]]></show_active>`)],
     ['char-refs', PUSH, tokEl('<id>&#x64;&#101;v-&#49;001</id>')],
-    ['char-refs-arabic-url', SCHOOL, schEl(`<school_base_url>http://&#x645;&#x62F;&#x631;&#x633;&#x629;.example</school_base_url><show_active>&#52;9</show_active>`)],
+    [
+      'char-refs-arabic-url',
+      SCHOOL,
+      schEl(`<school_base_url>http://&#x645;&#x62F;&#x631;&#x633;&#x629;.example</school_base_url><show_active>&#52;9</show_active>`),
+    ],
     ['entity-refs', PUSH, tokEl('<id>dev&#45;1004</id>')],
     ['empty-id-element', PUSH, tokEl('<id></id>')],
     ['empty-id-self-closing', PUSH, tokEl('<id/>')],
@@ -114,7 +171,11 @@ export function lenientParsing(c: Corpus): void {
     ['param-other-namespace', PUSH, tokEl('<id xmlns="urn:other">dev-1001</id>')],
     ['prefixed-op-and-params', PUSH, `<tns:GetTokenDevice xmlns:tns="${NS}"><tns:id>dev-1001</tns:id></tns:GetTokenDevice>`],
     ['prefixed-op-unprefixed-param', PUSH, `<tns:GetTokenDevice xmlns:tns="${NS}"><id>dev-1001</id></tns:GetTokenDevice>`],
-    ['prefixed-school', SCHOOL, `<t:GetStudentSchool xmlns:t="${NS}"><t:school_base_url>${ALNOOR}</t:school_base_url><t:show_active>49</t:show_active></t:GetStudentSchool>`],
+    [
+      'prefixed-school',
+      SCHOOL,
+      `<t:GetStudentSchool xmlns:t="${NS}"><t:school_base_url>${ALNOOR}</t:school_base_url><t:show_active>49</t:show_active></t:GetStudentSchool>`,
+    ],
     ['duplicate-param', PUSH, tokEl('<id>dev-1001</id><id>dev-1002</id>')],
     ['nested-element-in-value', PUSH, tokEl('<id>dev-<b>1001</b></id>')],
     ['attribute-on-param', PUSH, tokEl('<id foo="bar">dev-1001</id>')],
@@ -130,8 +191,17 @@ export function lenientParsing(c: Corpus): void {
   }
   const envVariants: Array<[string, (v: 11 | 12) => string]> = [
     ['soap-header-empty', (v) => envelope(v, tokOp(), { header: '<soap:Header />' })],
-    ['soap-header-content', (v) => envelope(v, tokOp(), { header: `<soap:Header><h:Auth xmlns:h="urn:h"><h:user>u</h:user></h:Auth></soap:Header>` })],
-    ['soap-header-must-understand', (v) => envelope(v, tokOp(), { header: `<soap:Header><h:Auth xmlns:h="urn:h" soap:mustUnderstand="${v === 11 ? '1' : 'true'}">x</h:Auth></soap:Header>` })],
+    [
+      'soap-header-content',
+      (v) => envelope(v, tokOp(), { header: `<soap:Header><h:Auth xmlns:h="urn:h"><h:user>u</h:user></h:Auth></soap:Header>` }),
+    ],
+    [
+      'soap-header-must-understand',
+      (v) =>
+        envelope(v, tokOp(), {
+          header: `<soap:Header><h:Auth xmlns:h="urn:h" soap:mustUnderstand="${v === 11 ? '1' : 'true'}">x</h:Auth></soap:Header>`,
+        }),
+    ],
     ['pretty-printed-lf', (v) => envelope(v, soapOp(token, ['dev-1001'], '\n'), { nl: '\n' })],
     ['pretty-printed-crlf', (v) => envelope(v, soapOp(token, ['dev-1001'], '\r\n'), { nl: '\r\n' })],
     ['no-xml-declaration', (v) => envelope(v, tokOp(), { decl: '' })],
@@ -145,7 +215,11 @@ export function lenientParsing(c: Corpus): void {
     ['trailing-comment', (v) => `${envelope(v, tokOp())}<!-- end -->`],
     ['other-envelope-prefix', (v) => `${DECL}<s:Envelope xmlns:s="${v === 11 ? SOAP11 : SOAP12}"><s:Body>${tokOp()}</s:Body></s:Envelope>`],
     ['default-ns-envelope', (v) => `${DECL}<Envelope xmlns="${v === 11 ? SOAP11 : SOAP12}"><Body>${tokOp()}</Body></Envelope>`],
-    ['envelope-attrs', (v) => `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}" foo="bar"><soap:Body id="b">${tokOp()}</soap:Body></soap:Envelope>`],
+    [
+      'envelope-attrs',
+      (v) =>
+        `${DECL}<soap:Envelope xmlns:soap="${v === 11 ? SOAP11 : SOAP12}" foo="bar"><soap:Body id="b">${tokOp()}</soap:Body></soap:Envelope>`,
+    ],
     ['arabic-url-multiline', (v) => envelope(v, soapOp(school, [ARABIC_SCHOOL, '1'], '\n'), { nl: '\n' })],
   ];
   for (const [label, f] of envVariants) {
@@ -158,7 +232,9 @@ export function lenientParsing(c: Corpus): void {
     method: 'POST',
     path: PUSH,
     headers: { 'Content-Type': 'text/xml; charset=iso-8859-1', SOAPAction: action('GetTokenDevice') },
-    bodyBase64: Buffer.from(envelope(11, tokEl('<id>caf\u00e9</id>'), { decl: '<?xml version="1.0" encoding="iso-8859-1"?>' }), 'latin1').toString('base64'),
+    bodyBase64: Buffer.from(
+      envelope(11, tokEl('<id>caf\u00e9</id>'), { decl: '<?xml version="1.0" encoding="iso-8859-1"?>' }),
+      'latin1',
+    ).toString('base64'),
   });
-
 }

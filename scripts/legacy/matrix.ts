@@ -43,7 +43,10 @@ const VDIR = '/StudentService';
 const ALL = 'HttpSoap,HttpSoap12,HttpGet,HttpPost,Documentation';
 /** machine.config's `<protocols>`: what a web.config that does not list them gets. */
 const NET_DEFAULT = 'HttpSoap12,HttpSoap,HttpPostLocalhost,Documentation';
-const without = (p: string) => ALL.split(',').filter((x) => x !== p).join(',');
+const without = (p: string) =>
+  ALL.split(',')
+    .filter((x) => x !== p)
+    .join(',');
 
 export const MATRIX: Configuration[] = [
   // the full corpus, one per namespace form, both sites among them

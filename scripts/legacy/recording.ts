@@ -48,7 +48,14 @@ export async function recordCases(base: string, cases: Case[], concurrency = 4):
       if (a.error) throw new Error(`the legacy host did not answer ${c.name}: ${a.error}`);
       const { body } = comparable(a, base, c.legacyPath ?? c.path);
       const h = a.headers;
-      out[i] = { ...c, legacy: { status: a.status, headers: { 'content-type': h['content-type'], 'cache-control': h['cache-control'], 'content-length': h['content-length'] }, body } };
+      out[i] = {
+        ...c,
+        legacy: {
+          status: a.status,
+          headers: { 'content-type': h['content-type'], 'cache-control': h['cache-control'], 'content-length': h['content-length'] },
+          body,
+        },
+      };
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, cases.length) }, worker));

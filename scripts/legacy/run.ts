@@ -45,7 +45,9 @@ export function askBoth(cases: Case[], hosts: Hosts): Promise<Result[]> {
   return mapLimit(cases, hosts.concurrency, async (c) => {
     const rec = recorded?.get(c.name);
     const [legacy, ours] = await Promise.all([
-      rec ? Promise.resolve<Answer>({ status: rec.legacy.status, headers: { ...rec.legacy.headers }, body: rec.legacy.body }) : ask(legacyUrl!, c, true),
+      rec
+        ? Promise.resolve<Answer>({ status: rec.legacy.status, headers: { ...rec.legacy.headers }, body: rec.legacy.body })
+        : ask(legacyUrl!, c, true),
       oursUrl ? ask(oursUrl, c, false) : Promise.resolve(null),
     ]);
     // each server's own base URL (and the path it was asked) as a placeholder, as recordings have it

@@ -65,7 +65,12 @@ export function hostRules(basePath: string, limits: Pick<Limits, 'maxUrlBytes' |
   const runtimeError = runtimeErrorPage(virtualPath);
   const aspnet = (status: number, body: string, reason: string): HostAnswer => ({ status, headers: { ...ASPNET_HEADERS }, body, reason });
 
-  const options: HostAnswer = { status: 200, headers: { Allow: OPTIONS_ALLOWED, Public: OPTIONS_ALLOWED }, body: '', reason: 'OPTIONS: answered by IIS' };
+  const options: HostAnswer = {
+    status: 200,
+    headers: { Allow: OPTIONS_ALLOWED, Public: OPTIONS_ALLOWED },
+    body: '',
+    reason: 'OPTIONS: answered by IIS',
+  };
   return (method, target) => {
     // `OPTIONS *` asks about the server, not a path.
     if (method === 'OPTIONS' && target.rawPath === '*') return { ...options };
@@ -73,21 +78,27 @@ export function hostRules(basePath: string, limits: Pick<Limits, 'maxUrlBytes' |
     // Counted as sent: a raw byte the front %-escaped is one (contract/url.ts).
     if (target.pathBytes > limits.maxUrlBytes) return host(HostErrors.filtered(), 'URL path over MAX_URL_BYTES');
     if (target.queryBytes > limits.maxQueryBytes) return host(HostErrors.filtered(), 'query string over MAX_QUERY_BYTES');
-    if (DOUBLE_ESCAPED.test(target.path)) return host(HostErrors.filtered(), 'a + or an escape left in the URL path once decoded (request filtering)');
+    if (DOUBLE_ESCAPED.test(target.path))
+      return host(HostErrors.filtered(), 'a + or an escape left in the URL path once decoded (request filtering)');
     if (method === 'DEBUG') return host(HostErrors.forbidden(), 'DEBUG: ASP.NET debugging is not enabled');
 
     const path = trimEndAsDotNet(target.path);
     if (path.length > MAX_URL_LENGTH) return aspnet(400, runtimeError, "URL path over ASP.NET's maxUrlLength (260)");
-    if (INVALID_PATH_CHAR.test(path)) return aspnet(400, runtimeError, "a character ASP.NET's requestPathInvalidCharacters refuses in the URL path");
+    if (INVALID_PATH_CHAR.test(path))
+      return aspnet(400, runtimeError, "a character ASP.NET's requestPathInvalidCharacters refuses in the URL path");
     const place = placeOf(target.path);
-    if (place.at !== 'endpoint' && SUSPICIOUS.test(path)) return aspnet(404, notFoundPage(virtualPath, path), 'a URL path segment ending in a dot or a space');
+    if (place.at !== 'endpoint' && SUSPICIOUS.test(path))
+      return aspnet(404, notFoundPage(virtualPath, path), 'a URL path segment ending in a dot or a space');
 
     if (method === 'OPTIONS') return { ...options };
     if (method === 'TRACE') return host(HostErrors.notImplemented(), 'TRACE: not implemented by IIS');
     if (method === 'GET' || method === 'HEAD' || method === 'POST') {
       if (place.at === 'endpoint') return place;
       if (place.at === 'script') return aspnet(404, notFoundPage(virtualPath, path), 'not an endpoint');
-      if (place.at === 'root') return method === 'POST' ? host(HostErrors.methodNotAllowed(), 'POST to the application directory') : host(HostErrors.forbidden(), "the application's directory");
+      if (place.at === 'root')
+        return method === 'POST'
+          ? host(HostErrors.methodNotAllowed(), 'POST to the application directory')
+          : host(HostErrors.forbidden(), "the application's directory");
       return host(HostErrors.notFound(), 'not an endpoint');
     }
     const exists = place.at === 'root' || (place.at === 'endpoint' && place.pathInfo === undefined);
@@ -113,6 +124,11 @@ export function unknownMethodAnswer(rules: HostRules): (raw: Buffer, at: number)
     const answer = rules(line[1], readTarget(line[2]));
     if ('at' in answer) return null;
     const { 'Content-Type': contentType, ...headers } = answer.headers;
-    return { status: answer.status, contentType: contentType ?? 'text/html', body: answer.body, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    return {
+      status: answer.status,
+      contentType: contentType ?? 'text/html',
+      body: answer.body,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    };
   };
 }

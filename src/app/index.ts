@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { createHttpBinding, type HttpHandler } from '../bindings/http';
 import { send, sendErrorText } from '../bindings/send';
 import { createSoapBinding, type SoapHandler } from '../bindings/soap';
-import type { Config, } from '../config';
+import type { Config } from '../config';
 import { Errors } from '../basics/errors';
 import { protocolVerdict, takenByScriptHandler } from '../bindings/protocols';
 import { isLocalCaller } from '../transport/context';
@@ -76,7 +76,8 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
       req.body = await readBody(req, limits.maxBodyBytes);
       return true;
     } catch (e) {
-      if (e instanceof BodyTooLarge) answerAndClose(req, res, refuse); else if (!(e instanceof BodyAborted)) throw e;
+      if (e instanceof BodyTooLarge) answerAndClose(req, res, refuse);
+      else if (!(e instanceof BodyAborted)) throw e;
       return false;
     }
   };
@@ -105,7 +106,8 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
     const verdict = protocolVerdict({ method: req.method ?? '', pathInfo }, config.protocols, () => isLocalCaller(req, config));
     if (verdict !== 'take') {
       const where = opName === undefined ? 'on a service page' : opName === '' ? 'without an operation name' : 'on an operation';
-      const notLocal = req.method === 'POST' && opName && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : '';
+      const notLocal =
+        req.method === 'POST' && opName && config.protocols.has('HttpPostLocalhost') ? ' from a caller that is not local' : '';
       reportRefusal(res, `no protocol in PROTOCOLS takes ${req.method} ${where}${notLocal}`);
       return errorPage(res, verdict);
     }

@@ -40,7 +40,13 @@ export interface CommandSpec {
   notes?: readonly string[];
 }
 
-type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean' ? boolean : O['type'] extends 'integer' ? number : O['multiple'] extends true ? string[] : string;
+type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean'
+  ? boolean
+  : O['type'] extends 'integer'
+    ? number
+    : O['multiple'] extends true
+      ? string[]
+      : string;
 
 export type Values<S extends CommandSpec> = { -readonly [K in keyof S['options']]?: ValueOf<S['options'][K]> };
 
@@ -70,7 +76,11 @@ class UsageError extends Error {}
  * The command line read by `spec`, or the exit code when the command is to stop here: 0 after
  * `--help` or `--version`, 2 after a usage error (each already printed through `io`).
  */
-export function parseCommandLine<const S extends CommandSpec>(spec: S, argv: readonly string[], io: CommandIo = processIo): CommandLine<S> | number {
+export function parseCommandLine<const S extends CommandSpec>(
+  spec: S,
+  argv: readonly string[],
+  io: CommandIo = processIo,
+): CommandLine<S> | number {
   let line: CommandLine<S> & { help: boolean; version: boolean };
   try {
     line = read(spec, argv);
@@ -102,7 +112,14 @@ const usageLines = (spec: CommandSpec): string[] => spec.usage.map((l, i) => `${
 function read<S extends CommandSpec>(spec: S, argv: readonly string[]): CommandLine<S> & { help: boolean; version: boolean } {
   const all = { ...spec.options, ...BUILT_IN };
   const options = Object.fromEntries(
-    Object.entries(all).map(([name, o]) => [name, { type: o.type === 'boolean' ? ('boolean' as const) : ('string' as const), ...(o.short === undefined ? {} : { short: o.short }), multiple: true }]),
+    Object.entries(all).map(([name, o]) => [
+      name,
+      {
+        type: o.type === 'boolean' ? ('boolean' as const) : ('string' as const),
+        ...(o.short === undefined ? {} : { short: o.short }),
+        multiple: true,
+      },
+    ]),
   );
   // Not strict: the tokens are judged here, in the commands' words, rather than by node's messages.
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
@@ -133,7 +150,8 @@ function read<S extends CommandSpec>(spec: S, argv: readonly string[]): CommandL
     }
     const value = token.value;
     // parseArgs takes the next argument whatever it is; one that looks like an option is not a value.
-    if (value === undefined || value === '' || (!token.inlineValue && value.startsWith('-'))) throw new UsageError(`${shown} needs a value (${placeholder(o)})`);
+    if (value === undefined || value === '' || (!token.inlineValue && value.startsWith('-')))
+      throw new UsageError(`${shown} needs a value (${placeholder(o)})`);
     if (o.type === 'integer') {
       values[token.name] = integer(shown, value, o);
       continue;
@@ -151,7 +169,8 @@ function integer(shown: string, value: string, o: OptionSpec): number {
   const min = o.min ?? 0;
   const max = o.max ?? Number.MAX_SAFE_INTEGER;
   const n = /^-?\d{1,16}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max)) throw new UsageError(`${shown} takes a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, not "${value}"`);
+  if (!(n >= min && n <= max))
+    throw new UsageError(`${shown} takes a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, not "${value}"`);
   return n;
 }
 

@@ -75,7 +75,8 @@ export function makeDirectory(dir: string): void {
       const err = e as NodeJS.ErrnoException;
       // Made meanwhile by another process (two instances starting at once): as good as made here.
       if (err.code === 'EEXIST' && notADirectory(p) === null) continue;
-      if (err.code === 'EEXIST' || err.code === 'ENOTDIR') throw new DirectoryError(notADirectory(p) ?? `cannot create the directory ${p}: ${err.code}`);
+      if (err.code === 'EEXIST' || err.code === 'ENOTDIR')
+        throw new DirectoryError(notADirectory(p) ?? `cannot create the directory ${p}: ${err.code}`);
       throw new DirectoryError(`cannot create the directory ${p}: ${whyNot(err, path.dirname(p))}`);
     }
   }

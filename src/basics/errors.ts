@@ -46,9 +46,7 @@ export const Errors = {
   soapActionUnknown: (value: string) =>
     new AsmxError('Client', [`Server did not recognize the value of HTTP Header SOAPAction: ${value}.`]),
   noValidAction: () =>
-    new AsmxError('Client', [
-      'Unable to handle request without a valid action parameter. Please supply a valid soap action.',
-    ]),
+    new AsmxError('Client', ['Unable to handle request without a valid action parameter. Please supply a valid soap action.']),
   actionNotRecognized: (action: string) =>
     new AsmxError('Client', [`Unable to handle request. The action '${action}' was not recognized.`]),
   versionMismatch: (envelopeNs: string, expecting: string = SOAP11_ENVELOPE) =>
@@ -82,7 +80,11 @@ export const Errors = {
    * path the router reads it and the refusal is the cause of an unprocessable request.
    */
   soapTooLarge: (whileRouting: boolean) =>
-    new AsmxError('Server', [whileRouting ? PROCESS : 'There was an exception running the extensions specified in the config file.', TOO_LARGE], 'body over MAX_BODY_BYTES'),
+    new AsmxError(
+      'Server',
+      [whileRouting ? PROCESS : 'There was an exception running the extensions specified in the config file.', TOO_LARGE],
+      'body over MAX_BODY_BYTES',
+    ),
   /** A form body over the size limit (HTTP POST). */
   formTooLarge: () => new AsmxError('Server', [TOO_LARGE], 'body over MAX_BODY_BYTES'),
   /**
@@ -106,8 +108,7 @@ export const Errors = {
       [`Cannot convert ${value} to System.Char.\r\nParameter name: type`, 'String must be exactly one character long.'],
       'char parameter is not one character',
     ),
-  requestFormatInvalid: (contentType: string) =>
-    new AsmxError('Client', [`Request format is invalid: ${contentType}.`]),
+  requestFormatInvalid: (contentType: string) => new AsmxError('Client', [`Request format is invalid: ${contentType}.`]),
   /**
    * More distinct names in a query string or form than ASP.NET's MaxHttpCollectionKeys allows. The
    * form is read through Request.Form, which wraps the collection's refusal in an HttpException.
@@ -115,9 +116,7 @@ export const Errors = {
   tooManyKeys: (collection: 'QueryString' | 'Form') =>
     new AsmxError(
       'Client',
-      collection === 'Form'
-        ? ['The URL-encoded form data is not valid.', COLLECTION_FULL]
-        : [COLLECTION_FULL],
+      collection === 'Form' ? ['The URL-encoded form data is not valid.', COLLECTION_FULL] : [COLLECTION_FULL],
       `more names in the ${collection === 'Form' ? 'form' : 'query string'} than MAX_FORM_KEYS`,
     ),
 
@@ -161,7 +160,8 @@ export const ParserMessages = {
   nameStart: (c: string, hex: string) => `Name cannot begin with the '${c}' character, hexadecimal value ${hex}.`,
   nameChar: (c: string, hex: string) => `The '${c}' character, hexadecimal value ${hex}, cannot be included in a name.`,
   unexpectedToken: (token: string, expected: string) => `'${token}' is an unexpected token. The expected token is '${expected}'.`,
-  unexpectedTokens: (token: string, first: string, second: string) => `'${token}' is an unexpected token. The expected token is '${first}' or '${second}'.`,
+  unexpectedTokens: (token: string, first: string, second: string) =>
+    `'${token}' is an unexpected token. The expected token is '${first}' or '${second}'.`,
   invalidVersion: (version: string) => `Version number '${version}' is invalid.`,
   invalidDeclaration: 'Syntax for an XML declaration is invalid.',
   declarationNotFirst:
@@ -265,8 +265,7 @@ export const HostErrors = {
    * accept; its parser refuses a repeated single-valued header (a second User-Agent too) this way.
    */
   invalidHeader: () => httpSysPage(400, 'Bad Request', 'Bad Request - Invalid Header', 'The request has an invalid header name.'),
-  headersTooLong: () =>
-    httpSysPage(400, 'Bad Request', 'Bad Request - Request Too Long', 'The size of the request headers is too long.'),
+  headersTooLong: () => httpSysPage(400, 'Bad Request', 'Bad Request - Request Too Long', 'The size of the request headers is too long.'),
   urlTooLong: () => httpSysPage(414, 'Request URL Too Long', 'Request URL Too Long', 'The request URL is too long.'),
   /** The application behind http.sys cannot run (its pool stopped): what an Express mount answers when it could not start. */
   unavailable: () => httpSysPage(503, 'Service Unavailable', 'Service Unavailable', 'The service is unavailable.'),
@@ -278,15 +277,24 @@ export const HostErrors = {
   notFound: (): HostError => IIS_NOT_FOUND,
   /** The application's directory, which has no default document and no directory listing (403.14). */
   forbidden: (): HostError =>
-    iis(403, '403 - Forbidden: Access is denied.', 'You do not have permission to view this directory or page using the credentials that you supplied.'),
+    iis(
+      403,
+      '403 - Forbidden: Access is denied.',
+      'You do not have permission to view this directory or page using the credentials that you supplied.',
+    ),
   /**
    * A method the handler mappings give to no one but the static file handler (PUT, DELETE, an unknown
    * one), on a file or directory that exists (405.0): the static file handler's Allow with it.
    */
   methodNotAllowed: (): HostError =>
-    iis(405, '405 - HTTP verb used to access this page is not allowed.', 'The page you are looking for cannot be displayed because an invalid method (HTTP verb) was used to attempt access.', {
-      Allow: 'GET, HEAD, OPTIONS, TRACE',
-    }),
+    iis(
+      405,
+      '405 - HTTP verb used to access this page is not allowed.',
+      'The page you are looking for cannot be displayed because an invalid method (HTTP verb) was used to attempt access.',
+      {
+        Allow: 'GET, HEAD, OPTIONS, TRACE',
+      },
+    ),
   /** TRACE: IIS's TRACEVerbHandler (ProtocolSupportModule) does not echo the request. */
   notImplemented: (): HostError =>
     iis(
@@ -296,5 +304,9 @@ export const HostErrors = {
     ),
   /** IIS's reverse proxy (ARR) when the server behind it gives no answer: what a legacy-first front answers then. */
   badGateway: (): HostError =>
-    iis(502, '502 - Web server received an invalid response while acting as a gateway or proxy server.', 'There is a problem with the page you are looking for, and it cannot be displayed. When the Web server (while acting as a gateway or proxy) contacted the upstream content server, it received an invalid response from the content server.'),
+    iis(
+      502,
+      '502 - Web server received an invalid response while acting as a gateway or proxy server.',
+      'There is a problem with the page you are looking for, and it cannot be displayed. When the Web server (while acting as a gateway or proxy) contacted the upstream content server, it received an invalid response from the content server.',
+    ),
 } as const;

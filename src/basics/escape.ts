@@ -13,7 +13,12 @@ const MARKUP_ESCAPES: Readonly<Record<string, string>> = { ...TEXT_ESCAPES, '"':
  * quotes stay as they are. A reader's message can hold such a character.
  */
 export function escapeText(s: string): string {
-  return /[&<>\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/.test(s) ? s.replace(/[&<>\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g, (c) => TEXT_ESCAPES[c] ?? `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`) : s;
+  return /[&<>\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/.test(s)
+    ? s.replace(
+        /[&<>\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g,
+        (c) => TEXT_ESCAPES[c] ?? `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`,
+      )
+    : s;
 }
 
 /** An attribute value in double quotes. */

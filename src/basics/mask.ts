@@ -172,7 +172,12 @@ export function maskText(text: string): string {
   // Most log values (names, methods, addresses' words) hold nothing any rule reads: said at once.
   if (!MAYBE.test(text)) return text;
   let t = text;
-  if (t.includes('<')) t = maskElements(maskElements(t, 'code', () => REMOVED), 'phone', maskPhone);
+  if (t.includes('<'))
+    t = maskElements(
+      maskElements(t, 'code', () => REMOVED),
+      'phone',
+      maskPhone,
+    );
   // A code as a JSON member (a provider's echo, a client's JSON body): `"code": "4821"`.
   if (t.includes('"')) t = t.replace(JSON_CODE, `$1"${REMOVED}"`);
   return maskPhones(maskPairs(t));

@@ -16,13 +16,17 @@ type FactoryAnswer = 'take' | 405 | null;
  * HTTP GET, then Discovery and Documentation (the ?wsdl/?disco factory and the help page's, both
  * switched by Documentation and, for a GET to the service page, taking it between them).
  */
-const FACTORIES: ReadonlyArray<readonly [(on: ReadonlySet<Protocol>) => boolean, (r: RequestLine, local: () => boolean) => FactoryAnswer]> = [
-  [(on) => on.has('HttpSoap') || on.has('HttpSoap12'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'POST' ? 405 : 'take')],
-  [(on) => on.has('HttpPost'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : 'take')],
-  [(on) => on.has('HttpPostLocalhost'), (r, local) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : local() ? 'take' : null)],
-  [(on) => on.has('HttpGet'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'GET' ? 405 : 'take')],
-  [(on) => on.has('Documentation'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'GET' ? 405 : 'take')],
-];
+const FACTORIES: ReadonlyArray<readonly [(on: ReadonlySet<Protocol>) => boolean, (r: RequestLine, local: () => boolean) => FactoryAnswer]> =
+  [
+    [(on) => on.has('HttpSoap') || on.has('HttpSoap12'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'POST' ? 405 : 'take')],
+    [(on) => on.has('HttpPost'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : 'take')],
+    [
+      (on) => on.has('HttpPostLocalhost'),
+      (r, local) => (r.pathInfo.length < 2 ? null : r.method !== 'POST' ? 405 : local() ? 'take' : null),
+    ],
+    [(on) => on.has('HttpGet'), (r) => (r.pathInfo.length < 2 ? null : r.method !== 'GET' ? 405 : 'take')],
+    [(on) => on.has('Documentation'), (r) => (r.pathInfo.length > 0 ? null : r.method !== 'GET' ? 405 : 'take')],
+  ];
 
 /**
  * The protocols switch of a web.config (`<webServices><protocols>`), as WebServiceHandlerFactory

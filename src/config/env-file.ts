@@ -56,7 +56,9 @@ export function envFileWarnings(text: string, file: string, known: readonly stri
       continue;
     }
     if (!NAME.test(name)) {
-      warnings.push(ignored(at, line, known, 'the name before "=" is not a variable name (letters, digits and _, not starting with a digit)'));
+      warnings.push(
+        ignored(at, line, known, 'the name before "=" is not a variable name (letters, digits and _, not starting with a digit)'),
+      );
       continue;
     }
     const value = line.slice(equals + 1).trim();
@@ -77,7 +79,9 @@ export function envFileWarnings(text: string, file: string, known: readonly stri
     const swallowed = lines.slice(i + 1, last + 1).flatMap((l, k) => (LOOKS_LIKE_SETTING.test(l) ? [i + 2 + k] : []));
     if (swallowed.length > 0) {
       const which = swallowed.length === 1 ? `line ${swallowed[0]} is` : `lines ${swallowed.join(', ')} are`;
-      warnings.push(`${at}: ${name}'s value opens a ${quote} closed only on line ${last + 1}, so ${which} part of the value, not settings (a closing ${quote} missing?)`);
+      warnings.push(
+        `${at}: ${name}'s value opens a ${quote} closed only on line ${last + 1}, so ${which} part of the value, not settings (a closing ${quote} missing?)`,
+      );
     }
     i = last;
   }

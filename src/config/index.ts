@@ -3,7 +3,20 @@ import { availableParallelism } from 'node:os';
 import { CONNECTION_SETTINGS, type ConnectionLimits, LIMIT_SETTINGS, type Limits, loadConnectionLimits, loadLimits } from './limits';
 import { envFileWarnings as envFileLines } from './env-file';
 import { nearMisses } from './near-miss';
-import { absoluteUrl, ConfigError, type Env, flag, type Getter, gotScheme, host, hostNames, nonEmpty, oneOf, port, wholeNumber } from './parse';
+import {
+  absoluteUrl,
+  ConfigError,
+  type Env,
+  flag,
+  type Getter,
+  gotScheme,
+  host,
+  hostNames,
+  nonEmpty,
+  oneOf,
+  port,
+  wholeNumber,
+} from './parse';
 import { loadShadow, SHADOW_SETTINGS, type ShadowConfig } from './shadow';
 import { loadSms, SMS_SETTINGS, type SmsConfig } from './sms';
 
@@ -148,7 +161,10 @@ function workers(value: string, cpus: number): number {
  * plain.) `Unknown` alone turns every protocol off, as `<protocols><clear /></protocols>` does.
  */
 function protocols(value: string): ReadonlySet<Protocol> {
-  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   const known = PROTOCOL_NAMES.map(([name]) => name).join(', ');
   if (names.length === 0) throw new ConfigError(`PROTOCOLS must list at least one of ${known}`);
   const set = new Set<Protocol>();
@@ -177,12 +193,13 @@ function basePath(value: string): string {
   return trimmed;
 }
 
-
 /** The value is never echoed (it may hold a password): only its scheme, which cannot. */
 function postgresUrl(value: string): string {
   const scheme = URL.canParse(value) ? new URL(value).protocol : null;
   if (scheme !== 'postgres:' && scheme !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must be a URL such as postgres://user:password@host:5432/database (scheme postgres or postgresql), ${gotScheme(value)}`);
+    throw new ConfigError(
+      `DATABASE_URL must be a URL such as postgres://user:password@host:5432/database (scheme postgres or postgresql), ${gotScheme(value)}`,
+    );
   }
   return value;
 }

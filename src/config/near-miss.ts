@@ -83,7 +83,11 @@ export function meantSetting(name: string, known: readonly string[]): string | n
   const near = closest(upper, known);
   if (near.edits <= allowedEdits(near.setting)) return near.setting;
   const prefix = [...prefixes(known)].find((p) => name.startsWith(p));
-  if (prefix !== undefined) return closest(name, known.filter((k) => k.startsWith(prefix))).setting;
+  if (prefix !== undefined)
+    return closest(
+      name,
+      known.filter((k) => k.startsWith(prefix)),
+    ).setting;
   return null;
 }
 

@@ -86,7 +86,8 @@ export function addressRanges(name: string, value: string): AddressRange[] {
     .filter((item) => item.trim() !== '')
     .map((item) => {
       const range = parseRange(item);
-      if (typeof range === 'string') throw new ConfigError(`${name} must be IP addresses or CIDR ranges such as 10.0.0.5,2001:db8::/64; "${item.trim()}": ${range}`);
+      if (typeof range === 'string')
+        throw new ConfigError(`${name} must be IP addresses or CIDR ranges such as 10.0.0.5,2001:db8::/64; "${item.trim()}": ${range}`);
       return range;
     });
 }
@@ -98,7 +99,10 @@ export function hostNames(name: string, value: string): string[] {
     .filter((item) => item.trim() !== '')
     .map((item) => {
       const host = hostName(item, false);
-      if (host === null) throw new ConfigError(`${name} must be host names such as console.school.example,localhost (no scheme, port or path), got "${item.trim()}"`);
+      if (host === null)
+        throw new ConfigError(
+          `${name} must be host names such as console.school.example,localhost (no scheme, port or path), got "${item.trim()}"`,
+        );
       return host.name;
     });
   return [...new Set(names)];

@@ -83,11 +83,16 @@ export const SHADOW_SETTINGS = [
 export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): ShadowConfig | null {
   const url = get('SHADOW_URL', '');
   const sample = get('SHADOW_SAMPLE', '1');
-  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(sample.trim())) throw new ConfigError(`SHADOW_SAMPLE must be a number from 0 to 1, got "${sample}"`);
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(sample.trim()))
+    throw new ConfigError(`SHADOW_SAMPLE must be a number from 0 to 1, got "${sample}"`);
   const include = new Set<string>();
-  for (const name of get('SHADOW_INCLUDE', '').split(',').map((n) => n.trim()).filter((n) => n !== '')) {
+  for (const name of get('SHADOW_INCLUDE', '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '')) {
     const op = effectful.find((e) => e.toLowerCase() === name.toLowerCase());
-    if (op === undefined) throw new ConfigError(`SHADOW_INCLUDE may only name operations with effects (${effectful.join(', ')}), got "${name}"`);
+    if (op === undefined)
+      throw new ConfigError(`SHADOW_INCLUDE may only name operations with effects (${effectful.join(', ')}), got "${name}"`);
     include.add(op);
   }
   const log = get('SHADOW_LOG', './data/shadow-differences.jsonl');
@@ -117,6 +122,9 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     include,
   };
   // A pipelined copy on a connection lost before its answer is sent again: never one with effects.
-  if (shadow.pipeline > 1 && include.size > 0) throw new ConfigError('SHADOW_PIPELINE above 1 cannot be used with SHADOW_INCLUDE (a copy of an operation with effects is never sent twice)');
+  if (shadow.pipeline > 1 && include.size > 0)
+    throw new ConfigError(
+      'SHADOW_PIPELINE above 1 cannot be used with SHADOW_INCLUDE (a copy of an operation with effects is never sent twice)',
+    );
   return url === '' ? null : shadow;
 }

@@ -123,7 +123,9 @@ function countries(get: Getter<SmsSetting>, gateway: SmsGatewayKind, defaultRegi
   if (defaultRegion !== null) return [defaultRegion];
   if (gateway === 'http' || gateway === 'twilio') {
     // Texting any country by default is what SMS pumping lives on: the operator names them.
-    throw new ConfigError(`SMS_GATEWAY=${gateway} needs SMS_DEFAULT_REGION or SMS_ALLOWED_COUNTRIES (ISO codes such as IQ, or * for any country)`);
+    throw new ConfigError(
+      `SMS_GATEWAY=${gateway} needs SMS_DEFAULT_REGION or SMS_ALLOWED_COUNTRIES (ISO codes such as IQ, or * for any country)`,
+    );
   }
   return [];
 }
@@ -177,7 +179,8 @@ function loadSmsHttp(get: Getter<SmsSetting>, gateway: SmsGatewayKind): SmsHttpC
       return value;
     };
     const accountSid = required('TWILIO_ACCOUNT_SID');
-    if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid)) throw new ConfigError(`TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits, got "${accountSid}"`);
+    if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid))
+      throw new ConfigError(`TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits, got "${accountSid}"`);
     return twilioPreset({
       accountSid,
       authToken: required('TWILIO_AUTH_TOKEN'),

@@ -12,7 +12,14 @@ export const count = (n: number) => Math.round(n).toLocaleString('en-US');
 export const ms = (v: number) => (v >= 1000 ? `${v / 1000} s` : `${v} ms`);
 
 /** A chart of `name` in each window, split by `by`, with a legend of each line's total. */
-export function chartPair(h: History, now: number, name: string, title: string, by?: Parameters<History['buckets']>[4], filter?: Parameters<History['buckets']>[5]): string {
+export function chartPair(
+  h: History,
+  now: number,
+  name: string,
+  title: string,
+  by?: Parameters<History['buckets']>[4],
+  filter?: Parameters<History['buckets']>[5],
+): string {
   return WINDOWS.map((w) => {
     const lines = linesOf(h.buckets(name, now, w.count, w.step, by, filter));
     return figure(lines, `${title}, ${w.per}`, w.name, sumOf);
@@ -24,7 +31,10 @@ const sumOf = (l: Line) => count(l.values.reduce<number>((a, b) => a + (b ?? 0),
 /** A chart in each window with a line per metric (e.g. codes accepted, sent, failed), each with its total. */
 export function metricsPair(h: History, now: number, title: string, metrics: ReadonlyArray<readonly [string, string]>): string {
   return WINDOWS.map((w) => {
-    const lines = metrics.map(([label, name]) => ({ name: label, values: h.buckets(name, now, w.count, w.step).get('') ?? new Array<number>(w.count).fill(0) }));
+    const lines = metrics.map(([label, name]) => ({
+      name: label,
+      values: h.buckets(name, now, w.count, w.step).get('') ?? new Array<number>(w.count).fill(0),
+    }));
     return figure(lines, `${title}, ${w.per}`, w.name, sumOf);
   }).join('');
 }

@@ -35,7 +35,9 @@ const MINUTES = 1440;
  */
 export function coverageOf(v: ConsoleView): Coverage {
   const include = v.config.shadow?.include ?? new Set<string>();
-  const copied = new Set(ENDPOINTS.flatMap((ep) => ep.operations.filter((o) => o.effects !== true || include.has(o.name)).map((o) => o.name)));
+  const copied = new Set(
+    ENDPOINTS.flatMap((ep) => ep.operations.filter((o) => o.effects !== true || include.has(o.name)).map((o) => o.name)),
+  );
   const answered = v.history.totals('asmx_requests_total', v.now, MINUTES, 'operation');
   const compared = v.history.totals('asmx_shadow_exchanges_total', v.now, MINUTES, 'operation', (l) => COMPARED.has(l.outcome));
   const operations = [...answered.entries()]

@@ -37,7 +37,10 @@ function latestIn(file: string, n: number): DifferenceLine[] {
     const buffer = Buffer.alloc(length);
     fs.readSync(fd, buffer, 0, length, size - length);
     // The first line may be cut by the tail, the last may be half written: only whole lines count.
-    const lines = buffer.toString('utf8').split('\n').slice(length < size ? 1 : 0, -1);
+    const lines = buffer
+      .toString('utf8')
+      .split('\n')
+      .slice(length < size ? 1 : 0, -1);
     const out: DifferenceLine[] = [];
     for (let i = lines.length - 1; i >= 0 && out.length < n; i--) {
       const line = parse(lines[i]);
@@ -50,7 +53,9 @@ function latestIn(file: string, n: number): DifferenceLine[] {
 }
 
 const headers = (h: unknown): Record<string, string> =>
-  typeof h === 'object' && h !== null ? Object.fromEntries(Object.entries(h).map(([k, v]) => [mask(k), mask(typeof v === 'string' ? v : '')])) : {};
+  typeof h === 'object' && h !== null
+    ? Object.fromEntries(Object.entries(h).map(([k, v]) => [mask(k), mask(typeof v === 'string' ? v : '')]))
+    : {};
 
 function parse(text: string): DifferenceLine | null {
   try {

@@ -40,7 +40,13 @@ export interface Console {
 }
 
 /** The metrics the page shows (registry names: a histogram by its own name). */
-const READ = [...TRACKED_METRICS, 'asmx_sms_limiter_fallback', 'asmx_shadow_held_bytes', 'asmx_shadow_log_lines_total', 'asmx_shadow_log_bytes'];
+const READ = [
+  ...TRACKED_METRICS,
+  'asmx_sms_limiter_fallback',
+  'asmx_shadow_held_bytes',
+  'asmx_shadow_log_lines_total',
+  'asmx_shadow_log_bytes',
+];
 
 /** How often the counters are read into the per-minute history, with or without anyone looking. */
 const SAMPLE_MS = 15_000;
@@ -53,7 +59,8 @@ const LATEST = 5;
  * is escaped (basics/escape.ts); this is the second line.
  */
 const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',
@@ -76,13 +83,17 @@ export function createConsole(sources: ConsoleSources): Console {
     reading = next.catch(() => undefined);
     return next;
   };
-  const tick = () =>
-    void sample().catch((error: unknown) => log.warn('console: metrics not read; the next read fills the gap', { error }));
+  const tick = () => void sample().catch((error: unknown) => log.warn('console: metrics not read; the next read fills the gap', { error }));
   tick();
   const timer = setInterval(tick, SAMPLE_MS).unref();
 
   const view = async (): Promise<ConsoleView> => {
-    const [samples, ready, outbox, totals] = await Promise.all([sample(), sources.readiness(), readOutbox(sources.store), shadow === null ? null : readTotals(sources.store)]);
+    const [samples, ready, outbox, totals] = await Promise.all([
+      sample(),
+      sources.readiness(),
+      readOutbox(sources.store),
+      shadow === null ? null : readTotals(sources.store),
+    ]);
     return {
       now: Date.now(),
       config: sources.config,
@@ -96,11 +107,22 @@ export function createConsole(sources: ConsoleSources): Console {
 
   return {
     answer(p) {
-      if (p === '/console') return view().then((v) => ({ status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8', ...PAGE_HEADERS }, body: renderPage(v) }));
-      if (p === '/console.css') return Promise.resolve({ status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', ...PAGE_HEADERS }, body: STYLE });
+      if (p === '/console')
+        return view().then((v) => ({
+          status: 200,
+          headers: { 'Content-Type': 'text/html; charset=utf-8', ...PAGE_HEADERS },
+          body: renderPage(v),
+        }));
+      if (p === '/console.css')
+        return Promise.resolve({ status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', ...PAGE_HEADERS }, body: STYLE });
       // Browsers ask for it: an empty answer rather than a 404 in the operator's console.
       if (p === '/favicon.ico') return Promise.resolve({ status: 204, headers: { 'Cache-Control': 'max-age=86400' }, body: '' });
-      if (p === '/') return Promise.resolve({ status: 302, headers: { Location: '/console', 'Content-Type': 'text/plain; charset=utf-8' }, body: 'see /console\n' });
+      if (p === '/')
+        return Promise.resolve({
+          status: 302,
+          headers: { Location: '/console', 'Content-Type': 'text/plain; charset=utf-8' },
+          body: 'see /console\n',
+        });
       return null;
     },
     close() {
@@ -120,7 +142,11 @@ async function readTotals(store: Store): Promise<{ totals: ShadowTotals; totalsE
 
 async function readOutbox(store: Store): Promise<Omit<ConsoleView['sms'], 'notSending'>> {
   try {
-    const [counts, oldestPending, failures] = await Promise.all([store.outbox.counts(), store.outbox.oldestPending(), store.outbox.list(true, LATEST)]);
+    const [counts, oldestPending, failures] = await Promise.all([
+      store.outbox.counts(),
+      store.outbox.oldestPending(),
+      store.outbox.list(true, LATEST),
+    ]);
     return { counts, oldestPending, failures, storeError: null };
   } catch (e) {
     return { counts: null, oldestPending: null, failures: [], storeError: (e as Error).message };

@@ -79,7 +79,9 @@ ${v.shadow.latest.length === 0 ? `<p class="meta">none in the log${shadow.log ==
 /** Copies dropped since this process started, with the reasons there were any for (bytes held: SHADOW_QUEUE_BYTES). */
 function dropped(v: ConsoleView): string {
   const n = total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped' });
-  const why = DROP_REASONS.map(([reason, said]) => [total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped', reason }), said] as const)
+  const why = DROP_REASONS.map(
+    ([reason, said]) => [total(v.samples, 'asmx_shadow_exchanges_total', { outcome: 'dropped', reason }), said] as const,
+  )
     .filter(([k]) => k > 0)
     .map(([k, said]) => `${count(k)} ${e(said)}`);
   const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
@@ -105,7 +107,10 @@ function logged(v: ConsoleView): string {
   // Each worker says the size it last heard of the one log: the largest, not their sum.
   const bytes = Math.max(0, ...v.samples.filter((s) => s.name === 'asmx_shadow_log_bytes').map((s) => s.value));
   const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
-  const notWritten = not === 0 ? '' : `, ${count(not)} not (${why.map(([k, said]) => `${count(k)} ${e(said)}`).join(', ')}; counted, and written as tallies in the log)`;
+  const notWritten =
+    not === 0
+      ? ''
+      : `, ${count(not)} not (${why.map(([k, said]) => `${count(k)} ${e(said)}`).join(', ')}; counted, and written as tallies in the log)`;
   return `<p id="shadow-log" class="meta">Differences log since this process started: ${count(n('written'))} lines written${notWritten}. It takes ${mib(bytes)} of ${mib(v.config.shadow?.logMaxBytes ?? 0)} (SHADOW_LOG_MAX_BYTES).</p>`;
 }
 

@@ -22,10 +22,14 @@ function health(v: ConsoleView): { ok: boolean; text: string } {
   if (waiting > PENDING_TOO_OLD_MS) return { ok: false, text: `behind: the oldest code has waited ${span(waiting)}` };
   const sent = h.sum('asmx_sms_sent_total', now, 15);
   const trouble = h.sum('asmx_sms_retries_total', now, 15) + h.sum('asmx_sms_failed_total', now, 15);
-  if (trouble > 0 && sent === 0) return { ok: false, text: `failing: ${count(trouble)} sends refused or lost in the last 15 minutes, none sent` };
+  if (trouble > 0 && sent === 0)
+    return { ok: false, text: `failing: ${count(trouble)} sends refused or lost in the last 15 minutes, none sent` };
   // Not a fault: the store keeps the limits; Redis only spared it the requests it refuses.
   const redis = total(v.samples, 'asmx_sms_limiter_fallback') > 0 ? '; Redis is unreachable (the limits still hold in the store)' : '';
-  return { ok: true, text: `sending by ${v.config.sms.gateway}${trouble > 0 ? ` (${count(trouble)} retries or failures in the last 15 minutes)` : ''}${redis}` };
+  return {
+    ok: true,
+    text: `sending by ${v.config.sms.gateway}${trouble > 0 ? ` (${count(trouble)} retries or failures in the last 15 minutes)` : ''}${redis}`,
+  };
 }
 
 /**

@@ -22,7 +22,8 @@ export function parseMetrics(text: string): Sample[] {
     const labels: Record<string, string> = {};
     if (m[2] !== undefined) {
       LABEL.lastIndex = 0;
-      for (let l = LABEL.exec(m[2]); l !== null; l = LABEL.exec(m[2])) labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => UNESCAPE[c] ?? c);
+      for (let l = LABEL.exec(m[2]); l !== null; l = LABEL.exec(m[2]))
+        labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => UNESCAPE[c] ?? c);
     }
     const value = m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : Number(m[3]);
     if (!Number.isNaN(value)) out.push({ name: m[1], labels, value });

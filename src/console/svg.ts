@@ -45,7 +45,9 @@ export function lineChart(lines: readonly Line[], options: ChartOptions): string
   for (const frac of [0, 0.5, 1]) {
     const yy = y(top * frac);
     parts.push(`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${yy}" y2="${yy}" stroke="#ddd"/>`);
-    parts.push(`<text x="${LEFT - 4}" y="${yy + 4}" font-size="10" text-anchor="end" fill="#555">${escapeMarkup(format(top * frac))}</text>`);
+    parts.push(
+      `<text x="${LEFT - 4}" y="${yy + 4}" font-size="10" text-anchor="end" fill="#555">${escapeMarkup(format(top * frac))}</text>`,
+    );
   }
   parts.push(`<text x="${W - RIGHT}" y="${H - 6}" font-size="10" text-anchor="end" fill="#555">${escapeMarkup(options.span)} → now</text>`);
   lines.forEach((l, n) => {

@@ -37,7 +37,7 @@ export function judge(v: ConsoleView): Verdict {
   if (!v.ready.ready) blockers.push(`Not ready: ${v.ready.reason ?? 'unknown'}.`);
   let coverage: Coverage | null = null;
   let line = 'Shadowing is off: no request has been compared with the legacy host.';
-  if (v.shadow === null) blockers.push('Shadowing is off (SHADOW_URL unset): nothing shows the answers are the legacy host\'s.');
+  if (v.shadow === null) blockers.push("Shadowing is off (SHADOW_URL unset): nothing shows the answers are the legacy host's.");
   else {
     const t = v.shadow.totals;
     const over = t.since === null ? '' : ` over ${span(v.now - Date.parse(t.since))}`;
@@ -62,9 +62,14 @@ export function judge(v: ConsoleView): Verdict {
 /** Thin coverage, overall or of any operation with traffic, or none measured: no "safe to switch". */
 function coverageBlockers(c: Coverage): string[] {
   const min = `${COVERAGE_MIN * 100}%`;
-  if (c.overall.answered === 0) return ['No copied request answered since this process started: the coverage (compared / answered) is not measured yet.'];
+  if (c.overall.answered === 0)
+    return ['No copied request answered since this process started: the coverage (compared / answered) is not measured yet.'];
   const out: string[] = [];
-  if (thin(c.overall)) out.push(`Coverage ${percent(c.overall)} (${c.overall.compared} of ${c.overall.answered} answered requests compared) is under ${min}: see Dropped and "without a legacy answer" below.`);
-  for (const op of c.operations) if (thin(op)) out.push(`${op.operation}: ${percent(op)} compared (${op.compared} of ${op.answered}), under ${min}.`);
+  if (thin(c.overall))
+    out.push(
+      `Coverage ${percent(c.overall)} (${c.overall.compared} of ${c.overall.answered} answered requests compared) is under ${min}: see Dropped and "without a legacy answer" below.`,
+    );
+  for (const op of c.operations)
+    if (thin(op)) out.push(`${op.operation}: ${percent(op)} compared (${op.compared} of ${op.answered}), under ${min}.`);
   return out;
 }

@@ -26,4 +26,3 @@ export function charFromHttpValue(value: string): string {
   if (value.length !== 1) throw Errors.cannotConvertChar(value);
   return value;
 }
-

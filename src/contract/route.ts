@@ -57,8 +57,13 @@ export function placeReader(basePath: string): (path: string) => Place {
     if (found === null) return { at: path.length === base.length + 1 && path.toLowerCase() === `${base}/` ? 'root' : 'other' };
     const end = found.index + 5;
     const slash = path.lastIndexOf('/', found.index);
-    const endpoint = slash === base.length && path.slice(0, slash).toLowerCase() === base ? ENDPOINT_FILE.get(path.slice(slash + 1, end).toLowerCase()) : undefined;
-    return endpoint === undefined ? { at: 'script' } : { at: 'endpoint', endpoint, pathInfo: end === path.length ? undefined : path.slice(end) };
+    const endpoint =
+      slash === base.length && path.slice(0, slash).toLowerCase() === base
+        ? ENDPOINT_FILE.get(path.slice(slash + 1, end).toLowerCase())
+        : undefined;
+    return endpoint === undefined
+      ? { at: 'script' }
+      : { at: 'endpoint', endpoint, pathInfo: end === path.length ? undefined : path.slice(end) };
   };
 }
 

@@ -58,7 +58,8 @@ function makeVersion(
     fault: (error, upgrade = ['1.1', '1.2']) => {
       const text = escapeText(error.message);
       // A version mismatch tells the client which envelopes are understood (SOAP 1.2 Upgrade).
-      if (error.side === 'VersionMismatch') return `${open}${upgradeHeader(upgrade)}<soap:Body>${faultBody(codes[error.side], text, true)}${tail}`;
+      if (error.side === 'VersionMismatch')
+        return `${open}${upgradeHeader(upgrade)}<soap:Body>${faultBody(codes[error.side], text, true)}${tail}`;
       // A header fault carries no detail: detail is only for faults about the Body.
       return head + faultBody(codes[error.side], text, error.side !== 'MustUnderstand') + tail;
     },

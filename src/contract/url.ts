@@ -56,7 +56,13 @@ export function readTarget(url: string, escaped?: RawEscaped): Target {
   // Absolute form (a proxy's request line): the path is what follows the authority.
   const authority = rawPath.charCodeAt(0) === 47 ? null : /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(rawPath);
   if (authority !== null) rawPath = rawPath.slice(authority[0].length) || '/';
-  const sent = { url, query, rawPath, pathBytes: rawPath.length - 2 * (escaped?.path ?? 0), queryBytes: query.length - 2 * (escaped?.query ?? 0) };
+  const sent = {
+    url,
+    query,
+    rawPath,
+    pathBytes: rawPath.length - 2 * (escaped?.path ?? 0),
+    queryBytes: query.length - 2 * (escaped?.query ?? 0),
+  };
   if (!NOT_PLAIN.test(rawPath)) {
     return longSegment(rawPath) ? { ...sent, path: rawPath, invalid: 'URL path segment over 260 characters' } : { ...sent, path: rawPath };
   }
@@ -140,7 +146,8 @@ function canonical(path: string): string | null {
 }
 
 /** What String.Trim (VirtualPath.Create) takes off a path's end: Char.IsWhiteSpace's characters. */
-export const trimEndAsDotNet = (s: string): string => (s.length === 0 || (s.charCodeAt(s.length - 1) > 0x20 && s.charCodeAt(s.length - 1) < 0x85) ? s : s.replace(DOTNET_SPACE_AT_END, ''));
+export const trimEndAsDotNet = (s: string): string =>
+  s.length === 0 || (s.charCodeAt(s.length - 1) > 0x20 && s.charCodeAt(s.length - 1) < 0x85) ? s : s.replace(DOTNET_SPACE_AT_END, '');
 const DOTNET_SPACE_AT_END = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/;
 
 const TARGET = Symbol('target');

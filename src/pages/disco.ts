@@ -19,7 +19,8 @@ export function discoDocument(serviceUrl: string, endpoint: EndpointSpec, ns: st
     '<discovery xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns="http://schemas.xmlsoap.org/disco/">',
     `  <contractRef ref="${url}?wsdl" docRef="${url}" xmlns="http://schemas.xmlsoap.org/disco/scl/" />`,
     ...bindings.map(
-      (binding, i) => `  <soap address="${url}" xmlns:q${i + 1}="${namespace}" binding="q${i + 1}:${binding}" xmlns="http://schemas.xmlsoap.org/disco/soap/" />`,
+      (binding, i) =>
+        `  <soap address="${url}" xmlns:q${i + 1}="${namespace}" binding="q${i + 1}:${binding}" xmlns="http://schemas.xmlsoap.org/disco/soap/" />`,
     ),
     '</discovery>',
   ].join('\n');

@@ -16,7 +16,15 @@ const CRLF = '\r\n';
 /** A web.config sample as the page shows it: HTML-encoded, in a preformatted box. */
 const configSample = (customErrors: string) =>
   htmlEncode(
-    ['<!-- Web.Config Configuration File -->', '', '<configuration>', '    <system.web>', `        ${customErrors}`, '    </system.web>', '</configuration>'].join(CRLF),
+    [
+      '<!-- Web.Config Configuration File -->',
+      '',
+      '<configuration>',
+      '    <system.web>',
+      `        ${customErrors}`,
+      '    </system.web>',
+      '</configuration>',
+    ].join(CRLF),
   );
 
 function box(title: string, description: string, content: string): string {
@@ -121,5 +129,7 @@ export function createErrorPage(basePath: string): ErrorPages {
   const virtualPath = basePath === '' ? '/' : basePath;
   const page = Buffer.from(runtimeErrorPage(virtualPath), 'utf8');
   const runtimeError = (res: Response, status: 400 | 405 | 500) => send(res, status, HEADERS, page);
-  return Object.assign(runtimeError, { notFound: (res: Response, requestPath: string) => send(res, 404, HEADERS, notFoundPage(virtualPath, requestPath)) });
+  return Object.assign(runtimeError, {
+    notFound: (res: Response, requestPath: string) => send(res, 404, HEADERS, notFoundPage(virtualPath, requestPath)),
+  });
 }

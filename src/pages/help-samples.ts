@@ -32,10 +32,8 @@ export function locate(serviceUrl: string, endpoint: EndpointSpec): Location {
   };
 }
 
-
 /** The help page's samples name 1.2's envelope prefix `soap12`, where the service's answers say `soap` for both. */
 const samplePrefix = (version: SoapVersion): string => (version === Soap12 ? 'soap12' : 'soap');
-
 
 interface SampleElement {
   readonly name: string;

@@ -45,7 +45,7 @@ const TEMPURI_WARNING = [
   `          <h3>This web service is using ${TEMPURI} as its default namespace.</h3>`,
   '          <h3>Recommendation: Change the default namespace before the XML Web service is made public.</h3>',
   `          <p class="intro">Each XML Web service needs a unique namespace in order for client applications to distinguish it from other services on the Web. ${TEMPURI} is available for XML Web services that are under development, but published XML Web services should use a more permanent namespace.</p>`,
-  "          <p class=\"intro\">Your XML Web service should be identified by a namespace that you control. For example, you can use your company's Internet domain name as part of the namespace. Although many XML Web service namespaces look like URLs, they need not point to actual resources on the Web. (XML Web service namespaces are URIs.)</p>",
+  '          <p class="intro">Your XML Web service should be identified by a namespace that you control. For example, you can use your company\'s Internet domain name as part of the namespace. Although many XML Web service namespaces look like URLs, they need not point to actual resources on the Web. (XML Web service namespaces are URIs.)</p>',
   '          <p class="intro">For XML Web services creating using ASP.NET, the default namespace can be changed using the WebService attribute\'s Namespace property. The WebService attribute is an attribute applied to the class that contains the XML Web service methods. Below is a code example that sets the namespace to "http://microsoft.com/webservices/":</p>',
   '          <p class="intro">C#</p>',
   '          <pre>[WebService(Namespace="http://microsoft.com/webservices/")]',
@@ -156,9 +156,11 @@ export function operationHelpPage(
       : local
         ? ['          The test form is only available for methods with primitive types as parameters.', '']
         : ['          The test form is only available for requests from the local machine.', '']),
-    ...[Soap11, Soap12].filter((version) => protocols.has(version.protocol)).flatMap((version) =>
-      section(`SOAP ${version.name}`, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
-    ),
+    ...[Soap11, Soap12]
+      .filter((version) => protocols.has(version.protocol))
+      .flatMap((version) =>
+        section(`SOAP ${version.name}`, soapRequest(version, location, ns, operation), soapResponse(version, ns, operation)),
+      ),
     ...(protocols.has('HttpGet') ? section('HTTP GET', httpGetRequest(location, operation), httpResponse(ns, operation)) : []),
     ...(post ? section('HTTP POST', httpPostRequest(location, operation), httpResponse(ns, operation)) : []),
     '      </span>',

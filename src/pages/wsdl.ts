@@ -43,7 +43,10 @@ export class WsdlCatalog {
       if (parts.some((p) => p.includes(BASE_URL_PLACEHOLDER))) {
         throw new Error(`${file} uses ${BASE_URL_PLACEHOLDER} other than as "${BASE_URL_PLACEHOLDER}/${name}.asmx"`);
       }
-      this.pieces.set(name, parts.map((p) => p.split(ACTION_PREFIX_PLACEHOLDER).join(actionPrefix).split(NAMESPACE_PLACEHOLDER).join(ns)));
+      this.pieces.set(
+        name,
+        parts.map((p) => p.split(ACTION_PREFIX_PLACEHOLDER).join(actionPrefix).split(NAMESPACE_PLACEHOLDER).join(ns)),
+      );
     }
   }
 
@@ -93,7 +96,8 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
     const operations = findEndpoint(endpoint)?.operations.flatMap((op) => [op.name, `${op.name}Response`]) ?? [];
     const wrapper = new RegExp(`^      <s:element name="(?:${operations.join('|')})"(?: />|>[\\s\\S]*?\\n      </s:element>)\\r?\\n`, 'gm');
     // The char type (http://microsoft.com/wsdl/types/) is only a SOAP parameter's: HTTP's are strings.
-    const charTypes = /^ *<s:import namespace="http:\/\/microsoft\.com\/wsdl\/types\/" \/>\r?\n|^ *<s:schema [^>]*targetNamespace="http:\/\/microsoft\.com\/wsdl\/types\/">[\s\S]*?<\/s:schema>\r?\n/gm;
+    const charTypes =
+      /^ *<s:import namespace="http:\/\/microsoft\.com\/wsdl\/types\/" \/>\r?\n|^ *<s:schema [^>]*targetNamespace="http:\/\/microsoft\.com\/wsdl\/types\/">[\s\S]*?<\/s:schema>\r?\n/gm;
     text = text.replace(wrapper, '').replace(charTypes, '');
     // Then HTTP's return elements are the schema's first content: MimeXmlReflector exports each element
     // before the types it names (with SOAP, the wrappers came first and the types with them).
@@ -105,8 +109,10 @@ function forProtocols(template: string, endpoint: string, protocols: ReadonlySet
   } else if (!soap11) {
     text = text
       .replace(/Soap(In|Out)"/g, 'Soap12$1"')
-      .split(`name="${endpoint}Soap"`).join(`name="${endpoint}Soap12"`)
-      .split(`type="tns:${endpoint}Soap"`).join(`type="tns:${endpoint}Soap12"`);
+      .split(`name="${endpoint}Soap"`)
+      .join(`name="${endpoint}Soap12"`)
+      .split(`type="tns:${endpoint}Soap"`)
+      .join(`type="tns:${endpoint}Soap12"`);
   }
   return text;
 }

@@ -35,7 +35,10 @@ export function adminHosts(config: Pick<Config, 'adminHost' | 'adminAllowedHosts
     refused += 1;
     const now = Date.now();
     if (now - loggedAt < LOG_EVERY_MS) return;
-    log.warn('admin listener: request refused, its Host is not a name of this listener (ADMIN_ALLOWED_HOSTS lists more)', { host, refused });
+    log.warn('admin listener: request refused, its Host is not a name of this listener (ADMIN_ALLOWED_HOSTS lists more)', {
+      host,
+      refused,
+    });
     loggedAt = now;
     refused = 0;
   };

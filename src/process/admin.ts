@@ -27,7 +27,10 @@ export interface AdminSources {
  * any other is 421, two Host headers 400, both counted in asmx_admin_refused_total.
  * Errors are answered, never thrown.
  */
-export function createAdminServer(sources: AdminSources, hosts: AdminHosts = adminHosts({ adminHost: '127.0.0.1', adminAllowedHosts: [] })): http.Server {
+export function createAdminServer(
+  sources: AdminSources,
+  hosts: AdminHosts = adminHosts({ adminHost: '127.0.0.1', adminAllowedHosts: [] }),
+): http.Server {
   return http.createServer((req, res) => {
     if (behindRefusal(req)) return;
     const path = (req.url ?? '/').split('?')[0];

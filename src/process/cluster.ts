@@ -64,7 +64,10 @@ export async function runPrimary(config: Config): Promise<void> {
   const port = await listenOrExit(listener, config.port, config.host, SERVICE_LISTENER);
 
   // The one writer of the differences log: workers send their lines here (shadow/log-relay.ts).
-  const differences = config.shadow?.log != null ? writeForWorkers(config.shadow.log, { maxBytes: config.shadow.logMaxBytes, keepFree: config.shadow.logKeepFree }) : null;
+  const differences =
+    config.shadow?.log != null
+      ? writeForWorkers(config.shadow.log, { maxBytes: config.shadow.logMaxBytes, keepFree: config.shadow.logKeepFree })
+      : null;
 
   const restarts = new Restarts();
   /** Replacements waiting for their backoff. */
@@ -77,7 +80,8 @@ export async function runPrimary(config: Config): Promise<void> {
     let served = false;
     worker.on('message', (m: ToPrimary) => {
       handout.heard(worker, m);
-      if (m.type === 'shadow-log') differences?.take(m, (answer) => worker.isConnected() && worker.send(answer satisfies ToWorker, undefined, () => undefined));
+      if (m.type === 'shadow-log')
+        differences?.take(m, (answer) => worker.isConnected() && worker.send(answer satisfies ToWorker, undefined, () => undefined));
       if (m.type !== 'serving') return;
       served = true;
       handout.serve(worker);
@@ -128,12 +132,18 @@ export async function runPrimary(config: Config): Promise<void> {
   if (config.adminPort !== 0) {
     const aggregator = new client.AggregatorRegistry();
     // The workers' metrics summed, and the listening socket's, which only this process keeps.
-    const metrics = async () => ({ contentType: aggregator.contentType, body: `${await aggregator.clusterMetrics()}\n${await listenerMetrics()}` });
+    const metrics = async () => ({
+      contentType: aggregator.contentType,
+      body: `${await aggregator.clusterMetrics()}\n${await listenerMetrics()}`,
+    });
     const readiness = () => clusterReadiness(serving);
     cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store });
     admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover }, adminHosts(config));
     await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
-    log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
+    log.info('admin listener', {
+      url: `http://${config.adminHost}:${config.adminPort}/`,
+      paths: ['/metrics', '/healthz', '/readyz', '/console'],
+    });
   }
   // Forked once both ports are open: a failed start ends with its error line, no worker's after it.
   for (let i = 0; i < config.workers; i += 1) fork();
@@ -145,7 +155,8 @@ export async function runPrimary(config: Config): Promise<void> {
     pending.clear();
     // A worker's copies in flight get their short chance to settle after the drain (shadow/mirror.ts).
     const shadowSettleMs = config.shadow === null ? 0 : Math.min(config.shadow.timeoutMs, STOP_SETTLE_MAX_MS);
-    const killAfterMs = config.drainDelayMs + HOLD_MAX_MS + config.shutdownTimeoutMs + config.sms.http.timeoutMs + shadowSettleMs + EXIT_MARGIN_MS;
+    const killAfterMs =
+      config.drainDelayMs + HOLD_MAX_MS + config.shutdownTimeoutMs + config.sms.http.timeoutMs + shadowSettleMs + EXIT_MARGIN_MS;
     log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, drainDelayMs: config.drainDelayMs, killAfterMs });
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');
@@ -203,10 +214,15 @@ async function clusterReadiness(workers: readonly Worker[]): Promise<Readiness> 
 }
 
 const ask = (worker: Worker): Promise<Readiness> =>
-  question(worker, { type: 'readyz?', id: ++nextQuestion }, (m) => (m.type === 'readyz' ? { ready: m.ready, reason: m.reason } : undefined), {
-    ready: false,
-    reason: `worker ${worker.process.pid} did not answer`,
-  });
+  question(
+    worker,
+    { type: 'readyz?', id: ++nextQuestion },
+    (m) => (m.type === 'readyz' ? { ready: m.ready, reason: m.reason } : undefined),
+    {
+      ready: false,
+      reason: `worker ${worker.process.pid} did not answer`,
+    },
+  );
 
 /**
  * The console's metrics: each serving worker's text of the metrics named, one after the other (the
@@ -215,13 +231,20 @@ const ask = (worker: Worker): Promise<Readiness> =>
  */
 async function workersMetrics(workers: readonly Worker[], names: readonly string[]): Promise<string> {
   const texts = await Promise.all(
-    workers.map((w) => question(w, { type: 'metrics?', id: ++nextQuestion, names: [...names] }, (m) => (m.type === 'metrics' ? m.text : undefined), '')),
+    workers.map((w) =>
+      question(w, { type: 'metrics?', id: ++nextQuestion, names: [...names] }, (m) => (m.type === 'metrics' ? m.text : undefined), ''),
+    ),
   );
   return texts.join('\n');
 }
 
 /** Sends `message` to a worker and resolves with what `answer` reads from its reply (same id), or `otherwise` after READY_ASK_MS. */
-function question<T>(worker: Worker, message: ToWorker & { id: number }, answer: (m: ToPrimary) => T | undefined, otherwise: T): Promise<T> {
+function question<T>(
+  worker: Worker,
+  message: ToWorker & { id: number },
+  answer: (m: ToPrimary) => T | undefined,
+  otherwise: T,
+): Promise<T> {
   return new Promise((resolve) => {
     const onMessage = (m: ToPrimary) => {
       const value = 'id' in m && m.id === message.id ? answer(m) : undefined;

@@ -47,7 +47,9 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
   // Validated at once: a bad setting fails the host's start, not its first request.
   const config = loadConfig(env);
   if (config.shadow !== null) {
-    throw new ConfigError('SHADOW_URL: shadow traffic needs the service\'s own listener (npm start); it is not available in an Express mount');
+    throw new ConfigError(
+      "SHADOW_URL: shadow traffic needs the service's own listener (npm start); it is not available in an Express mount",
+    );
   }
   setLogLevel(config.logLevel);
 
@@ -94,7 +96,10 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
     try {
       base = mountPath(router);
       // Reached through a path the apps above do not name (an express.Router in between): its base is unknown.
-      if (req.baseUrl.toLowerCase() !== base.toLowerCase()) throw new TypeError(`studentInfoRouter was reached under ${req.baseUrl}: mount it with app.use(path, router) on an Express app, not through an express.Router`);
+      if (req.baseUrl.toLowerCase() !== base.toLowerCase())
+        throw new TypeError(
+          `studentInfoRouter was reached under ${req.baseUrl}: mount it with app.use(path, router) on an Express app, not through an express.Router`,
+        );
     } catch (error) {
       if (!misplaced) log.error('the Express mount could not route', { error });
       misplaced = true;
@@ -129,7 +134,8 @@ type Mounted = Express & { parent?: Mounted };
 function mountPath(app: Express): string {
   let path = '';
   for (let a: Mounted = app; a.parent !== undefined; a = a.parent) {
-    if (typeof a.mountpath !== 'string') throw new TypeError(`an app above studentInfoRouter is mounted on ${String(a.mountpath)}, not a fixed path`);
+    if (typeof a.mountpath !== 'string')
+      throw new TypeError(`an app above studentInfoRouter is mounted on ${String(a.mountpath)}, not a fixed path`);
     path = a.mountpath.replace(/\/+$/, '') + path;
   }
   return path;

@@ -55,11 +55,18 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   const sms = createSms(config.sms, store);
   sms.start();
   // A worker's differences log goes to its primary, the one process writing the file (shadow/log-relay.ts).
-  const relay = role === 'worker' && config.shadow?.log != null ? relayToPrimary((m) => process.connected && (process.send!(m, undefined, undefined, () => undefined), true)) : undefined;
+  const relay =
+    role === 'worker' && config.shadow?.log != null
+      ? relayToPrimary((m) => process.connected && (process.send!(m, undefined, undefined, () => undefined), true))
+      : undefined;
   // Each batch of comparisons settled is added to the verdict's totals in the store as it comes: exact across restarts.
   const shadow = createShadow(config, (batch) => store.addShadowTotals(batch), relay);
   const app = await createApp(config, store, { intake: sms.intake, tap: shadow?.tap });
-  const server = createServer(config.limits, shadow === null ? app : await shadow.listener(app), unknownMethodAnswer(hostRules(config.basePath, config.limits)));
+  const server = createServer(
+    config.limits,
+    shadow === null ? app : await shadow.listener(app),
+    unknownMethodAnswer(hostRules(config.basePath, config.limits)),
+  );
   const connections = drainable(server);
 
   let admin: http.Server | null = null;
@@ -113,7 +120,10 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
 
   // At its cap an address's oldest idle keep-alive gives way (transport/idle.ts).
-  capConnections(server, connectionCap(config.connections, (key) => idleConnections.evict(key)));
+  capConnections(
+    server,
+    connectionCap(config.connections, (key) => idleConnections.evict(key)),
+  );
   const port = await listenOrExit(server, config.port, config.host, SERVICE_LISTENER);
   // Both listeners open before the start line: a start that fails on the admin port never said "listening".
   if (config.adminPort !== 0) {
@@ -124,7 +134,11 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   }
   // The SMS summary as a field of its own: a dashboard filters on it without parsing the message.
   log.info(startLine(config, port, await store.counts(), 1), { sms: smsSummary(config.sms) });
-  if (admin !== null) log.info('admin listener', { url: `http://${config.adminHost}:${config.adminPort}/`, paths: ['/metrics', '/healthz', '/readyz', '/console'] });
+  if (admin !== null)
+    log.info('admin listener', {
+      url: `http://${config.adminHost}:${config.adminPort}/`,
+      paths: ['/metrics', '/healthz', '/readyz', '/console'],
+    });
 }
 
 async function shutdown(

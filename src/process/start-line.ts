@@ -34,7 +34,10 @@ function settingsPart({ settingsRead }: Config): string {
 
 function shadowPart({ shadow }: Config): string {
   if (shadow === null) return '';
-  const how = shadow.mode === 'service-first' ? `answering clients, copies to the legacy host ${shadow.url}` : `clients answered by the legacy host ${shadow.url}, copies to this service`;
+  const how =
+    shadow.mode === 'service-first'
+      ? `answering clients, copies to the legacy host ${shadow.url}`
+      : `clients answered by the legacy host ${shadow.url}, copies to this service`;
   const kept = shadow.log === null ? 'differences counted only' : `differences to ${path.resolve(shadow.log)}`;
   return `; shadow ${shadow.mode}: ${how}; ${kept}`;
 }
@@ -42,7 +45,9 @@ function shadowPart({ shadow }: Config): string {
 /** Said at start because an exemption is a hole in a limit: the operator sees exactly whose. */
 function exemptPart({ sms, connections }: Config): string {
   const smsPart =
-    sms.limitExempt.length === 0 ? '' : `; SMS per-address limit not applied to ${sms.limitExempt.map(rangeText).join(', ')} (the per-phone limit and the global budgets still are)`;
+    sms.limitExempt.length === 0
+      ? ''
+      : `; SMS per-address limit not applied to ${sms.limitExempt.map(rangeText).join(', ')} (the per-phone limit and the global budgets still are)`;
   const exempt = connections.exempt.map(rangeText);
   // The default (a proxy on this machine) is no hole seen from the network: not repeated at every start.
   const named = connections.perAddress > 0 && exempt.length > 0 && exempt.join(',') !== DEFAULT_CONNECTION_LIMIT_EXEMPT;

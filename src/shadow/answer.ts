@@ -58,7 +58,11 @@ export class KeptAnswer implements AnswerSink {
   }
 
   get answer(): WireAnswer {
-    return { status: this.status, headers: this.headers, body: this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size) };
+    return {
+      status: this.status,
+      headers: this.headers,
+      body: this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size),
+    };
   }
 }
 

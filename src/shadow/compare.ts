@@ -117,7 +117,8 @@ function diffXml(l: XmlEl, o: XmlEl, at: string, out: Difference[], limit = 4, i
   for (const k of keys) {
     const lv = l.attrs[k];
     const ov = o.attrs[k];
-    if (lv === undefined || ov === undefined || !textMatches(lv, ov)) push(`attribute ${general(here)}/@${k}`, `${here}/@${k}: legacy ${short(lv)} vs ours ${short(ov)}`);
+    if (lv === undefined || ov === undefined || !textMatches(lv, ov))
+      push(`attribute ${general(here)}/@${k}`, `${here}/@${k}: legacy ${short(lv)} vs ours ${short(ov)}`);
   }
   const n = Math.max(l.kids.length, o.kids.length);
   for (let i = 0; i < n && out.length < limit; i++) {
@@ -125,13 +126,20 @@ function diffXml(l: XmlEl, o: XmlEl, at: string, out: Difference[], limit = 4, i
     const ok = o.kids[i];
     const pos = `${here}[${i}]`;
     if (lk === undefined || ok === undefined) {
-      const desc = (k: XmlEl | string | undefined) => (k === undefined ? '(nothing)' : typeof k === 'string' ? `text ${short(k)}` : `<${k.qname}> ${short(serialize(k), 100)}`);
-      push(`children of ${general(here)}`, `${here}: ${l.kids.length} vs ${o.kids.length} children; from #${i}: legacy ${desc(lk)} vs ours ${desc(ok)}`);
+      const desc = (k: XmlEl | string | undefined) =>
+        k === undefined ? '(nothing)' : typeof k === 'string' ? `text ${short(k)}` : `<${k.qname}> ${short(serialize(k), 100)}`;
+      push(
+        `children of ${general(here)}`,
+        `${here}: ${l.kids.length} vs ${o.kids.length} children; from #${i}: legacy ${desc(lk)} vs ours ${desc(ok)}`,
+      );
       return;
     }
     if (typeof lk === 'string' || typeof ok === 'string') {
       if (typeof lk !== 'string' || typeof ok !== 'string') {
-        push(`content of ${general(here)}`, `${pos}: legacy ${typeof lk === 'string' ? `text ${short(lk)}` : `<${lk.qname}>`} vs ours ${typeof ok === 'string' ? `text ${short(ok)}` : `<${ok.qname}>`}`);
+        push(
+          `content of ${general(here)}`,
+          `${pos}: legacy ${typeof lk === 'string' ? `text ${short(lk)}` : `<${lk.qname}>`} vs ours ${typeof ok === 'string' ? `text ${short(ok)}` : `<${ok.qname}>`}`,
+        );
       } else if (!textMatches(lk, ok)) {
         push(`text of ${general(here)}`, `${here} text: legacy ${short(lk, 400)} vs ours ${short(ok, 400)}`);
       }
@@ -152,7 +160,11 @@ export const BASE_PLACEHOLDER = '{BASE_URL}';
 export function placeholdBase(body: string, base: string, requestPath: string): string {
   const b = base.replace(/\/$/, '');
   const p = requestPath.replace(/\?.*$/, '');
-  return body.split(b + p).join(`${BASE_PLACEHOLDER}{PATH}`).split(b).join(BASE_PLACEHOLDER);
+  return body
+    .split(b + p)
+    .join(`${BASE_PLACEHOLDER}{PATH}`)
+    .split(b)
+    .join(BASE_PLACEHOLDER);
 }
 
 /**
@@ -176,10 +188,14 @@ function framing(a: Pick<Answer, 'headers'>): string {
  */
 function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[] {
   const d: Difference[] = [];
-  const add = (what: string, l: string, o: string) => d.push({ kind: `${what}: legacy ${l}, ours ${o}`, detail: `${what}: legacy ${l} vs ours ${o}` });
+  const add = (what: string, l: string, o: string) =>
+    d.push({ kind: `${what}: legacy ${l}, ours ${o}`, detail: `${what}: legacy ${l} vs ours ${o}` });
   if (legacy.error || ours.error) {
     if (legacy.error !== ours.error) {
-      d.push({ kind: `transport: ${legacy.error ? 'legacy' : 'ours'} gave no answer`, detail: `transport: legacy ${legacy.error ?? 'ok'} vs ours ${ours.error ?? 'ok'}` });
+      d.push({
+        kind: `transport: ${legacy.error ? 'legacy' : 'ours'} gave no answer`,
+        detail: `transport: legacy ${legacy.error ?? 'ok'} vs ours ${ours.error ?? 'ok'}`,
+      });
     }
     if (legacy.error && ours.error) return d;
   }
@@ -196,7 +212,10 @@ function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[]
   if (kind === 'error') {
     const page = (body: string) => (body === '' ? 'empty' : /Runtime Error/.test(body) ? 'runtime error page' : 'another body');
     if (page(legacy.body) !== page(ours.body)) {
-      d.push({ kind: `body: legacy ${page(legacy.body)}, ours ${page(ours.body)}`, detail: `body: legacy ${short(legacy.body)} vs ours ${short(ours.body)}` });
+      d.push({
+        kind: `body: legacy ${page(legacy.body)}, ours ${page(ours.body)}`,
+        detail: `body: legacy ${short(legacy.body)} vs ours ${short(ours.body)}`,
+      });
     }
     return d;
   }
@@ -245,5 +264,10 @@ export function compareLive(method: string, url: string, legacy: Answer, ours: A
 
 /** Whether two answers agree in all a comparison looks at but the body (status, media type, framing, Cache-Control). */
 export function sameAnswer(a: Pick<Answer, 'status' | 'headers'>, b: Pick<Answer, 'status' | 'headers'>): boolean {
-  return a.status === b.status && a.headers['content-type'] === b.headers['content-type'] && a.headers['cache-control'] === b.headers['cache-control'] && framing(a) === framing(b);
+  return (
+    a.status === b.status &&
+    a.headers['content-type'] === b.headers['content-type'] &&
+    a.headers['cache-control'] === b.headers['cache-control'] &&
+    framing(a) === framing(b)
+  );
 }

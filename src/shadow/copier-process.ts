@@ -61,7 +61,11 @@ function serve(copyTarget: CopyTarget): void {
     }
     const { labels } = result;
     const tally: Tally =
-      result.outcome === 'match' ? { labels, outcome: 'match', count: 1 } : result.outcome === 'error' ? { labels, outcome: 'error', reason: result.reason, count: 1 } : { labels, outcome: 'dropped', reason: result.reason, count: 1 };
+      result.outcome === 'match'
+        ? { labels, outcome: 'match', count: 1 }
+        : result.outcome === 'error'
+          ? { labels, outcome: 'error', reason: result.reason, count: 1 }
+          : { labels, outcome: 'dropped', reason: result.reason, count: 1 };
     // What the counters are labelled by (metrics.ts); the endpoint is for reports only.
     const key = `${labels.operation}\n${labels.binding}\n${tally.outcome}\n${tally.outcome === 'dropped' ? tally.reason : ''}`;
     const known = tallies.get(key);

@@ -45,9 +45,20 @@ interface Site {
   hostLine: string;
 }
 
-function siteOf(target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>, keepHost: boolean, cap: number, connections: number, depth: number): Site {
+function siteOf(
+  target: Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>,
+  keepHost: boolean,
+  cap: number,
+  connections: number,
+  depth: number,
+): Site {
   const origin = new URL(target.origin);
-  return { wire: new Wire(origin, cap, connections, depth), prefix: target.prefix, strip: target.strip, hostLine: keepHost ? '' : `Host: ${origin.host}\r\n` };
+  return {
+    wire: new Wire(origin, cap, connections, depth),
+    prefix: target.prefix,
+    strip: target.strip,
+    hostLine: keepHost ? '' : `Host: ${origin.host}\r\n`,
+  };
 }
 
 /**
@@ -88,7 +99,8 @@ export class Copier {
 
   /** A copy as it arrives, `bytes` the frame it came in: held within the budget, or dropped at once. */
   take(job: CopyJob, bytes: number): void {
-    if (!this.budget.take(bytes)) return this.done({ outcome: 'dropped', reason: 'bytes', requestId: job.requestId, labels: job.labels, bytes });
+    if (!this.budget.take(bytes))
+      return this.done({ outcome: 'dropped', reason: 'bytes', requestId: job.requestId, labels: job.labels, bytes });
     this.start(job, bytes);
   }
 
@@ -115,7 +127,15 @@ export class Copier {
     const [legacy, ours] = this.target.primary === 'ours' ? [read.answer, job.primary] : [job.primary, read.answer];
     const differ = compareSent(job.method, job.url, legacy, ours);
     if (differ === null) return { ...ids, outcome: 'match' };
-    return { ...ids, outcome: 'difference', job, legacy: differ.legacy, ours: differ.ours, differences: differ.found, noise: await this.noise(job, differ.legacy, differ.found) };
+    return {
+      ...ids,
+      outcome: 'difference',
+      job,
+      legacy: differ.legacy,
+      ours: differ.ours,
+      differences: differ.found,
+      noise: await this.noise(job, differ.legacy, differ.found),
+    };
   }
 
   /**
@@ -162,11 +182,14 @@ export interface Settled {
 }
 
 /** Copies that came out the same way, counted; failed ones with the last one's reason (for the log: trouble.ts). */
-export type Tally = { labels: Labels; count: number } & ({ outcome: 'match' } | { outcome: 'error'; reason: string } | { outcome: 'dropped'; reason: DropReason });
+export type Tally = { labels: Labels; count: number } & (
+  | { outcome: 'match' }
+  | { outcome: 'error'; reason: string }
+  | { outcome: 'dropped'; reason: DropReason }
+);
 
 /** The environment variable that carries the target to the copier process (and marks it as one). */
 export const COPIER_ENV = 'ASMX_SHADOW_COPIER';
 
 /** The copier's descriptor for the jobs' pipe (mirror.ts gives it as its fifth stdio). */
 export const JOBS_FD = 4;
-

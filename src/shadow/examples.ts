@@ -48,7 +48,10 @@ export function kindOf(operation: string, binding: string, noise: boolean, kinds
 }
 
 /** A kind's key: hashed, so that what is kept per kind is small whatever the kinds say. */
-const keyOf = (k: KindOf) => createHash('sha1').update(JSON.stringify([k.operation, k.binding, k.noise, k.kinds])).digest('base64');
+const keyOf = (k: KindOf) =>
+  createHash('sha1')
+    .update(JSON.stringify([k.operation, k.binding, k.noise, k.kinds]))
+    .digest('base64');
 
 export class Examples {
   private seen = new Map<string, Seen>();

@@ -21,7 +21,12 @@ const COPY_DROP = [...HOP_BY_HOP, 'content-length', 'x-request-id'];
  * a copy of the request (its bytes kept on the way through, up to MAX_BODY_BYTES) is offered to the
  * mirror, which puts it to this service and compares.
  */
-export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror, legacyPath: (url: string) => string): http.RequestListener {
+export function createFront(
+  config: Config,
+  shadow: ShadowConfig,
+  mirror: Mirror,
+  legacyPath: (url: string) => string,
+): http.RequestListener {
   const legacy = new URL(shadow.url);
   const client = legacy.protocol === 'https:' ? https : http;
   const agent = new client.Agent({ keepAlive: true });
@@ -53,7 +58,16 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
 
     const headers = forwardable(req.rawHeaders, HOP_BY_HOP);
     headers.push('X-Forwarded-For', req.socket.remoteAddress ?? '');
-    const upstream = client.request({ hostname: legacy.hostname, port: legacy.port, method, path: legacyPath(url), headers, agent, setHost: false, timeout: LEGACY_TIMEOUT_MS });
+    const upstream = client.request({
+      hostname: legacy.hostname,
+      port: legacy.port,
+      method,
+      path: legacyPath(url),
+      headers,
+      agent,
+      setHost: false,
+      timeout: LEGACY_TIMEOUT_MS,
+    });
     req.pipe(upstream);
     // The client gone before its answer: the legacy host's work is abandoned too.
     res.once('close', () => {
@@ -92,7 +106,12 @@ export function createFront(config: Config, shadow: ShadowConfig, mirror: Mirror
           url,
           headers: forwardable(req.rawHeaders, COPY_DROP),
           body: size > 0 || method === 'POST' ? Buffer.concat(kept, size) : null,
-          primary: { status: answer.statusCode ?? 0, headers: h, body: method === 'HEAD' ? '' : Buffer.concat(body), encoding: answer.headers['content-encoding'] },
+          primary: {
+            status: answer.statusCode ?? 0,
+            headers: h,
+            body: method === 'HEAD' ? '' : Buffer.concat(body),
+            encoding: answer.headers['content-encoding'],
+          },
           labels: {},
         });
       });

@@ -67,7 +67,17 @@ interface Ends {
 }
 
 function serviceFirst(config: Config, shadow: ShadowConfig, { report, legacy, secondary, keep }: Ends): Shadow {
-  const target = { ...legacy, keepHost: false, primary: 'ours' as const, concurrency: shadow.concurrency, queue: shadow.queue, pipeline: shadow.pipeline, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary };
+  const target = {
+    ...legacy,
+    keepHost: false,
+    primary: 'ours' as const,
+    concurrency: shadow.concurrency,
+    queue: shadow.queue,
+    pipeline: shadow.pipeline,
+    timeoutMs: shadow.timeoutMs,
+    queueBytes: shadow.queueBytes,
+    secondary,
+  };
   const mirror = new Mirror(target, report, 'service-first', keep);
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
@@ -108,7 +118,20 @@ function legacyFirst(config: Config, shadow: ShadowConfig, { report, legacy, sec
       await new Promise<void>((resolve, reject) => loopback!.once('error', reject).listen(0, '127.0.0.1', resolve));
       const port = (loopback.address() as AddressInfo).port;
       const self = { origin: `http://127.0.0.1:${port}`, prefix: '', strip: 0, keepHost: true, primary: 'legacy' as const };
-      mirror = new Mirror({ ...self, concurrency: shadow.concurrency, queue: shadow.queue, pipeline: shadow.pipeline, timeoutMs: shadow.timeoutMs, queueBytes: shadow.queueBytes, secondary }, report, 'legacy-first', keep);
+      mirror = new Mirror(
+        {
+          ...self,
+          concurrency: shadow.concurrency,
+          queue: shadow.queue,
+          pipeline: shadow.pipeline,
+          timeoutMs: shadow.timeoutMs,
+          queueBytes: shadow.queueBytes,
+          secondary,
+        },
+        report,
+        'legacy-first',
+        keep,
+      );
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();
       return createFront(config, shadow, mirror, (url) => (under(url) ? legacy.prefix + url.slice(legacy.strip) : url));
@@ -150,6 +173,7 @@ function answerOf(res: Response, status: number, body: string | Uint8Array): Sen
     if (v !== undefined) headers[name] = String(v);
   }
   // Node frames a body of unknown length itself; the comparison looks at the framing the client saw.
-  if (headers['content-length'] === undefined && (res as unknown as { chunkedEncoding: boolean }).chunkedEncoding) headers['transfer-encoding'] = 'chunked';
+  if (headers['content-length'] === undefined && (res as unknown as { chunkedEncoding: boolean }).chunkedEncoding)
+    headers['transfer-encoding'] = 'chunked';
   return { status, headers, body };
 }

@@ -48,7 +48,11 @@ export function keepFreeOf(keepFree: number | null, st: StatsFs): number {
  * their number after the rotation, the oldest first) so that all of them and the line fit the
  * budget, and the bytes that frees (the oldest file, replaced by a rotation, included).
  */
-export function plan(sizes: readonly number[], line: number, maxBytes: number): 'budget' | { rotate: boolean; remove: number[]; freed: number } {
+export function plan(
+  sizes: readonly number[],
+  line: number,
+  maxBytes: number,
+): 'budget' | { rotate: boolean; remove: number[]; freed: number } {
   const share = Math.floor(maxBytes / GENERATIONS);
   if (line > share) return 'budget';
   const rotate = sizes[0] > 0 && sizes[0] + line > share;
@@ -80,7 +84,8 @@ export interface Pen {
 export const PENDING_MAX = 4 * MiB;
 
 const SAID: Record<Exclude<Outcome, 'written'>, string> = {
-  disk_floor: 'shadow differences log not written: its file system has less free than SHADOW_LOG_KEEP_FREE; differences are counted until there is room',
+  disk_floor:
+    'shadow differences log not written: its file system has less free than SHADOW_LOG_KEEP_FREE; differences are counted until there is room',
   budget: 'shadow differences log: a line longer than a quarter of SHADOW_LOG_MAX_BYTES is not written (counted)',
   busy: 'shadow differences log not written: the disk is behind the differences; they are counted until it catches up',
   error: 'shadow differences log cannot be written; differences are counted until it can',

@@ -75,7 +75,11 @@ export function countShadow(labels: Labels, outcome: ShadowOutcome, n = 1, reaso
   const binding = labels.binding ?? '';
   const key = `${operation}\n${binding}\n${outcome}\n${reason ?? ''}`;
   let counter = counters.get(key);
-  if (counter === undefined) counters.set(key, (counter = exchanges.labels(reason === undefined ? { operation, binding, outcome } : { operation, binding, outcome, reason })));
+  if (counter === undefined)
+    counters.set(
+      key,
+      (counter = exchanges.labels(reason === undefined ? { operation, binding, outcome } : { operation, binding, outcome, reason })),
+    );
   counter.inc(n);
 }
 

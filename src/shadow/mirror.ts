@@ -16,7 +16,16 @@ import { type ComparedSink, PendingTotals } from './totals';
 import { TargetTrouble } from './trouble';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and Expect, already answered. */
-export const HOP_BY_HOP: readonly string[] = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'];
+export const HOP_BY_HOP: readonly string[] = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+];
 
 /** A message's raw headers (name, value, name, value...) without those named in `drop` (lower case). */
 export function forwardable(raw: readonly string[], drop: readonly string[]): string[] {
@@ -66,7 +75,8 @@ function copierCommand(): string[] {
   const entry = path.join(__dirname, `copier-process${path.extname(__filename)}`);
   if (!entry.endsWith('.ts')) return [process.execPath, entry];
   const loader = process.env[TS_LOADER_ENV];
-  if (loader === undefined) throw new Error(`the shadow copier runs from TypeScript sources only with ${TS_LOADER_ENV} naming a loader to require first`);
+  if (loader === undefined)
+    throw new Error(`the shadow copier runs from TypeScript sources only with ${TS_LOADER_ENV} naming a loader to require first`);
   return [process.execPath, '-r', loader, entry];
 }
 
@@ -165,7 +175,8 @@ export class Mirror {
 
   /** Legacy-first: this service's hooks say what a copy was. */
   learn(requestId: string, labels: Labels): void {
-    if (this.learnt.has(requestId)) this.learnt.set(requestId, { endpoint: labels.endpoint, operation: labels.operation, binding: labels.binding });
+    if (this.learnt.has(requestId))
+      this.learnt.set(requestId, { endpoint: labels.endpoint, operation: labels.operation, binding: labels.binding });
   }
 
   /**
@@ -184,11 +195,18 @@ export class Mirror {
     else this.giveUp('stop');
     if (this.inFlight > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS))))]);
+      await Promise.race([
+        settled,
+        new Promise((resolve) => (timer = setTimeout(resolve, Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS)))),
+      ]);
       clearTimeout(timer);
     }
     this.running = null;
-    if (this.inFlight > 0) log.warn('shadow copies given up at the stop, counted dropped (reason stop)', { dropped: this.inFlight, settleMs: Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS) });
+    if (this.inFlight > 0)
+      log.warn('shadow copies given up at the stop, counted dropped (reason stop)', {
+        dropped: this.inFlight,
+        settleMs: Math.min(this.target.timeoutMs, STOP_SETTLE_MAX_MS),
+      });
     this.giveUp('stop');
     holders.delete(this.budget);
     samplers.delete(this.sampler);

@@ -93,16 +93,30 @@ export function openReport(file: string | null, settings: LogSettings, pen?: Pen
   return {
     write(line) {
       void tallies(examples.roll());
-      const kind = kindOf(line.operation, line.binding, line.noise === true, line.differences.map((d) => d.kind));
+      const kind = kindOf(
+        line.operation,
+        line.binding,
+        line.noise === true,
+        line.differences.map((d) => d.kind),
+      );
       if (!examples.take(kind)) {
         countLogLine('examples');
-        if (!told) log.info('shadow differences log: a kind of difference had its SHADOW_LOG_EXAMPLES lines this hour; the rest are counted, and how many written at the hour\'s end', { file, examplesPerHour: settings.logExamples });
+        if (!told)
+          log.info(
+            "shadow differences log: a kind of difference had its SHADOW_LOG_EXAMPLES lines this hour; the rest are counted, and how many written at the hour's end",
+            { file, examplesPerHour: settings.logExamples },
+          );
         told = true;
         return;
       }
       const masked: DifferenceLine = {
         ...line,
-        request: { ...line.request, url: maskText(line.request.url), headers: maskHeaders(line.request.headers), body: maskText(kept(line.request.body)) },
+        request: {
+          ...line.request,
+          url: maskText(line.request.url),
+          headers: maskHeaders(line.request.headers),
+          body: maskText(kept(line.request.body)),
+        },
         legacy: maskAnswer(line.legacy),
         ours: maskAnswer(line.ours),
         differences: line.differences.map((d) => ({ kind: maskText(d.kind), detail: maskText(d.detail) })),

@@ -72,14 +72,24 @@ const EMPTY = Buffer.alloc(0);
  * as text and compared by meaning (compareLive). test/shadow-compare.test.ts holds the two ways to
  * the same verdict on a corpus of pairs.
  */
-export function compareSent(method: string, url: string, legacy: SentAnswer, ours: SentAnswer): { legacy: Answer; ours: Answer; found: Difference[] } | null {
+export function compareSent(
+  method: string,
+  url: string,
+  legacy: SentAnswer,
+  ours: SentAnswer,
+): { legacy: Answer; ours: Answer; found: Difference[] } | null {
   if (sameAnswer(legacy, ours) && legacy.encoding === ours.encoding && sameBytes(legacy.body, ours.body)) return null;
   const [l, o] = [asText(legacy), asText(ours)];
   const found = compareLive(method, url, l, o);
   return found.length === 0 ? null : { legacy: l, ours: o, found };
 }
 
-const bytesOf = (body: string | Uint8Array): Buffer => (typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+const bytesOf = (body: string | Uint8Array): Buffer =>
+  typeof body === 'string'
+    ? Buffer.from(body, 'utf8')
+    : Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 
 function sameBytes(a: string | Uint8Array, b: string | Uint8Array): boolean {
   if (typeof a === 'string' && typeof b === 'string') return a === b;

@@ -35,7 +35,8 @@ export class PendingTotals {
     const p = this.pending;
     // `first` is an ISO time: the earlier of two is the lesser string.
     const first = p === null || batch.first < p.first ? batch.first : p.first;
-    this.pending = p === null ? { ...batch } : { compared: p.compared + batch.compared, real: p.real + batch.real, noise: p.noise + batch.noise, first };
+    this.pending =
+      p === null ? { ...batch } : { compared: p.compared + batch.compared, real: p.real + batch.real, noise: p.noise + batch.noise, first };
     this.timer ??= setTimeout(() => this.flush(), TOTALS_MS).unref();
   }
 

@@ -55,7 +55,13 @@ export class TargetTrouble {
       f.intermittent = true;
       this.unsaid = null;
     }
-    const fields = { target: this.target, reason, failed: f.failed, since: new Date(f.since).toISOString(), ...(f.intermittent ? { intermittent: true } : {}) };
+    const fields = {
+      target: this.target,
+      reason,
+      failed: f.failed,
+      since: new Date(f.since).toISOString(),
+      ...(f.intermittent ? { intermittent: true } : {}),
+    };
     log.warn(`shadow copies to ${this.what} ${f.logged ? 'still fail' : 'fail'}`, fields);
     f.logged = true;
     this.lastWarning = now;
@@ -66,7 +72,12 @@ export class TargetTrouble {
     if (f === null) return;
     this.failing = null;
     if (f.logged) {
-      log.info(`shadow copies to ${this.what} answered again`, { target: this.target, failed: f.failed, forMs: this.now() - f.since, lastReason: f.reason });
+      log.info(`shadow copies to ${this.what} answered again`, {
+        target: this.target,
+        failed: f.failed,
+        forMs: this.now() - f.since,
+        lastReason: f.reason,
+      });
       return;
     }
     this.unsaid = { since: this.unsaid?.since ?? f.since, failed: (this.unsaid?.failed ?? 0) + f.failed };

@@ -109,7 +109,8 @@ export class Wire {
     while (this.backlog.length > 0) {
       let c = this.open.find((o) => o.sent.length === 0);
       if (c === undefined && this.open.length < this.connections) c = this.connect();
-      if (c === undefined) for (const o of this.open) if (o.proven && o.sent.length < this.depth && (c === undefined || o.sent.length < c.sent.length)) c = o;
+      if (c === undefined)
+        for (const o of this.open) if (o.proven && o.sent.length < this.depth && (c === undefined || o.sent.length < c.sent.length)) c = o;
       if (c === undefined) break;
       if (!corked.has(c)) {
         c.socket.cork();

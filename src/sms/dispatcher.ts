@@ -7,7 +7,10 @@ import { GatewayError, type SmsGateway } from './gateways';
 import { renderMessage } from './message';
 import { smsMetrics } from './metrics';
 
-type DispatcherOptions = Pick<SmsConfig, 'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'failedHoldMinutes' | 'codeTtlSeconds'> & {
+type DispatcherOptions = Pick<
+  SmsConfig,
+  'template' | 'maxAttempts' | 'retryBaseMs' | 'leaseMs' | 'pollMs' | 'failedHoldMinutes' | 'codeTtlSeconds'
+> & {
   /** The longest a send may take (the gateway's time-out); 0 for a gateway that does not wait. */
   sendTimeoutMs: number;
 };
@@ -121,10 +124,19 @@ export class Dispatcher {
     let started: ReadonlySet<number> = new Set();
     if (ready.length > 0) {
       try {
-        started = new Set(await this.outbox.markStarted(ready.map((m) => m.id), this.owner, new Date()));
+        started = new Set(
+          await this.outbox.markStarted(
+            ready.map((m) => m.id),
+            this.owner,
+            new Date(),
+          ),
+        );
       } catch (err) {
         // Not sent: without the record a lost answer could not be told from no send. The leases end and they are claimed again.
-        log.warn('SMS not sent: the start of its send could not be recorded', { ids: ready.map((m) => m.id), error: (err as Error).message });
+        log.warn('SMS not sent: the start of its send could not be recorded', {
+          ids: ready.map((m) => m.id),
+          error: (err as Error).message,
+        });
       }
     }
     await Promise.all([...settled, ...ready.filter((m) => started.has(m.id)).map((m) => this.send(m, leaseEnd))]);
@@ -148,7 +160,12 @@ export class Dispatcher {
     }
     if (m.sendStartedAt !== null) {
       smsMetrics.resent.inc();
-      log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", { id: m.id, phone: m.phone, attempt: m.attempts, earlierAttemptAt: m.sendStartedAt });
+      log.warn("SMS sent again: the provider's answer to an earlier attempt was lost", {
+        id: m.id,
+        phone: m.phone,
+        attempt: m.attempts,
+        earlierAttemptAt: m.sendStartedAt,
+      });
     }
     try {
       await gateway.send({ phone: m.phone, code: m.code, text: renderMessage(this.options.template, m.code), key: messageKey(m) });
@@ -158,7 +175,13 @@ export class Dispatcher {
     if (gateway.sends) smsMetrics.sent.inc();
     const recorded = await this.record(m, leaseEnd, () => this.outbox.markDelivered(m.id, this.owner, new Date()));
     if (recorded === false) log.warn('SMS delivered after its lease ended', { id: m.id, phone: m.phone });
-    else if (recorded) log.info(gateway.sends ? 'SMS delivered' : 'SMS written to the log, not sent', { id: m.id, phone: m.phone, attempt: m.attempts, gateway: gateway.name });
+    else if (recorded)
+      log.info(gateway.sends ? 'SMS delivered' : 'SMS written to the log, not sent', {
+        id: m.id,
+        phone: m.phone,
+        attempt: m.attempts,
+        gateway: gateway.name,
+      });
   }
 
   /**
@@ -202,12 +225,23 @@ export class Dispatcher {
   private async failed(m: ClaimedSms, leaseEnd: number, err: GatewayError): Promise<void> {
     if (err.retryable && m.attempts < this.options.maxAttempts) {
       const delay = Math.min(this.options.retryBaseMs * 2 ** (m.attempts - 1), MAX_BACKOFF_MS) * (1 + Math.random() / 2);
-      await this.record(m, leaseEnd, () => this.outbox.scheduleRetry(m.id, this.owner, new Date(Date.now() + delay), err.message, err.answerLost));
+      await this.record(m, leaseEnd, () =>
+        this.outbox.scheduleRetry(m.id, this.owner, new Date(Date.now() + delay), err.message, err.answerLost),
+      );
       smsMetrics.retries.inc();
-      log.warn('SMS not sent; will retry', { id: m.id, phone: m.phone, attempt: m.attempts, retryInMs: Math.round(delay), answerLost: err.answerLost, error: err.message });
+      log.warn('SMS not sent; will retry', {
+        id: m.id,
+        phone: m.phone,
+        attempt: m.attempts,
+        retryInMs: Math.round(delay),
+        answerLost: err.answerLost,
+        error: err.message,
+      });
       return;
     }
-    await this.record(m, leaseEnd, () => this.outbox.markFailed(m.id, this.owner, new Date(), err.message, this.options.failedHoldMinutes === 0));
+    await this.record(m, leaseEnd, () =>
+      this.outbox.markFailed(m.id, this.owner, new Date(), err.message, this.options.failedHoldMinutes === 0),
+    );
     smsMetrics.failed.inc();
     log.error('SMS failed for good', { id: m.id, phone: m.phone, attempts: m.attempts, error: err.message });
   }

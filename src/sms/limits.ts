@@ -78,7 +78,10 @@ export class SharedLimiter implements Limiter {
   private readonly local = new MemoryLimiter();
   private degraded = false;
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -105,9 +108,12 @@ export class SharedLimiter implements Limiter {
     this.degraded = true;
     smsMetrics.fallback.set(1);
     // Said once per outage; the URL is not logged (it may carry a password).
-    log.warn('Redis unreachable: the SMS limits still hold (the store keeps them); full windows are remembered per process until it is back', {
-      error: err.message,
-    });
+    log.warn(
+      'Redis unreachable: the SMS limits still hold (the store keeps them); full windows are remembered per process until it is back',
+      {
+        error: err.message,
+      },
+    );
   }
 
   private async use<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {

@@ -52,9 +52,19 @@ export const smsMetrics = {
   resent: counter('asmx_sms_resent_total', "Messages sent again because the provider's answer to an earlier send was lost"),
   expired: counter('asmx_sms_expired_total', 'Codes not sent because they expired first (SMS_CODE_TTL_SECONDS)'),
   purged: counter('asmx_sms_purged_total', 'Delivered, failed and expired outbox rows deleted after SMS_RETENTION_DAYS'),
-  saveFailed: counter('asmx_sms_save_failed_total', 'AuthCode requests the store could not queue (answered with a fault, so the app retries)'),
-  sending: gauge('asmx_sms_sending', '1 when codes are sent by a gateway; 0 when they are queued, not sent (SMS_GATEWAY=none), or only logged (log)', ['gateway']),
+  saveFailed: counter(
+    'asmx_sms_save_failed_total',
+    'AuthCode requests the store could not queue (answered with a fault, so the app retries)',
+  ),
+  sending: gauge(
+    'asmx_sms_sending',
+    '1 when codes are sent by a gateway; 0 when they are queued, not sent (SMS_GATEWAY=none), or only logged (log)',
+    ['gateway'],
+  ),
   outbox: gauge('asmx_sms_outbox_messages', 'Messages in the outbox, by status', ['status']),
   oldestPending: oldestPendingGauge(),
-  fallback: gauge('asmx_sms_limiter_fallback', '1 while Redis is unreachable: full limit windows are remembered per process (the limits still hold in the store)'),
+  fallback: gauge(
+    'asmx_sms_limiter_fallback',
+    '1 while Redis is unreachable: full limit windows are remembered per process (the limits still hold in the store)',
+  ),
 };

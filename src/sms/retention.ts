@@ -61,7 +61,8 @@ export class Retention {
     const purged = await this.batches((limit) => this.outbox.purge(new Date(now - this.options.retentionDays * DAY), limit));
     smsMetrics.purged.inc(purged);
     const windows = await this.batches((limit) => this.outbox.purgeWindows(new Date(now), limit));
-    if (expired > 0) log.warn('SMS codes expired before they could be sent; not sent', { expired, ttlSeconds: this.options.codeTtlSeconds });
+    if (expired > 0)
+      log.warn('SMS codes expired before they could be sent; not sent', { expired, ttlSeconds: this.options.codeTtlSeconds });
     if (erased + purged + windows > 0) log.info('SMS outbox tidied', { purged, codesErased: erased, limitWindows: windows });
     for (const [status, n] of Object.entries(await this.outbox.counts())) smsMetrics.outbox.set({ status }, n);
     setOldestPending(await this.outbox.oldestPending());

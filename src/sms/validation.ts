@@ -16,10 +16,17 @@ const MOBILE_TYPES = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
  * The request as the SMS policy sees it: a code to text and the phone in E.164, or why not.
  * libphonenumber-js's full metadata ('max') checks each number against its country's ranges.
  */
-export function checkRequest(code: string | null, phone: string | null, policy: Pick<SmsConfig, 'defaultRegion' | 'allowedCountries'>): Checked {
+export function checkRequest(
+  code: string | null,
+  phone: string | null,
+  policy: Pick<SmsConfig, 'defaultRegion' | 'allowedCountries'>,
+): Checked {
   if (code === null || !CODE.test(code)) return { ok: false, reason: 'code' };
   if (phone === null || phone.length > MAX_PHONE_CHARS) return { ok: false, reason: 'phone' };
-  const parsed = parsePhoneNumberFromString(phone, policy.defaultRegion === null ? undefined : { defaultCountry: policy.defaultRegion as CountryCode });
+  const parsed = parsePhoneNumberFromString(
+    phone,
+    policy.defaultRegion === null ? undefined : { defaultCountry: policy.defaultRegion as CountryCode },
+  );
   if (parsed === undefined || !parsed.isValid()) return { ok: false, reason: 'phone' };
   const country = parsed.country;
   if (policy.allowedCountries.length > 0 && (country === undefined || !policy.allowedCountries.includes(country))) {

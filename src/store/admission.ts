@@ -34,7 +34,10 @@ export const windowSql = (dialect: 'sqlite' | 'postgres') => ({
   // One statement, one parameter, whatever the number of keys: SQLite reads a JSON array, PostgreSQL an array.
   read: (keys: readonly string[]): Statement =>
     dialect === 'sqlite'
-      ? { sql: 'SELECT key, hits, ends_at FROM sms_limit_windows WHERE key IN (SELECT value FROM json_each(?))', params: [JSON.stringify(keys)] }
+      ? {
+          sql: 'SELECT key, hits, ends_at FROM sms_limit_windows WHERE key IN (SELECT value FROM json_each(?))',
+          params: [JSON.stringify(keys)],
+        }
       : { sql: 'SELECT key, hits, ends_at FROM sms_limit_windows WHERE key = ANY(?)', params: [[...keys]] },
   write: (rows: [key: string, w: Window][]): Statement[] => {
     const out: Statement[] = [];
@@ -58,7 +61,11 @@ export const windowSql = (dialect: 'sqlite' | 'postgres') => ({
  * nothing; a new one starts at this hit and lasts the check's windowMs), and only a queued request
  * counts, so a refused one changes nothing. Returns each request's admission and the windows to write.
  */
-export function decide(checksOf: readonly (readonly LimitCheck[])[], rows: readonly Row[], now: number): { admissions: Admission[]; changed: [string, Window][] } {
+export function decide(
+  checksOf: readonly (readonly LimitCheck[])[],
+  rows: readonly Row[],
+  now: number,
+): { admissions: Admission[]; changed: [string, Window][] } {
   const windows = new Map<string, Window>();
   for (const r of rows) windows.set(String(r.key), { hits: Number(r.hits), endsAt: epoch(r.ends_at) });
   const open = (key: string): Window | null => {

@@ -104,7 +104,8 @@ export class CsvParser {
       } else {
         const from = i;
         for (; i < end && text[i] !== this.delimiter; i += 1) {
-          if (text[i] === QUOTE) return fail(`quote in unquoted field ${rec.fields.length + 1} (quote the whole field and double the quote)`);
+          if (text[i] === QUOTE)
+            return fail(`quote in unquoted field ${rec.fields.length + 1} (quote the whole field and double the quote)`);
           if (text[i] === '\r') return fail('carriage return not followed by a line feed');
         }
         value = text.slice(from, i);

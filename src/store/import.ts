@@ -77,7 +77,10 @@ class Listing {
 
   /** The first MAX_LISTED of everything kept, in file then line order (sort is stable). */
   first(): string[] {
-    return [...this.kept].sort((a, b) => a.file - b.file || a.line - b.line).slice(0, MAX_LISTED).map((f) => f.text);
+    return [...this.kept]
+      .sort((a, b) => a.file - b.file || a.line - b.line)
+      .slice(0, MAX_LISTED)
+      .map((f) => f.text);
   }
 }
 
@@ -103,7 +106,9 @@ const STUDENTS: Table<StudentRow> = {
     if (id_student === '') bad('id_student is empty');
     // ShowActive is a System.Char in the service: exactly one UTF-16 code unit, so `length` is right.
     if (ShowActive!.length !== 1) bad(`ShowActive must be exactly one character, found ${JSON.stringify(ShowActive)}`);
-    return ok ? { school_base_url: school_base_url!, id_student: id_student!, fullName: fullName!, id_device: id_device!, ShowActive: ShowActive! } : null;
+    return ok
+      ? { school_base_url: school_base_url!, id_student: id_student!, fullName: fullName!, id_device: id_device!, ShowActive: ShowActive! }
+      : null;
   },
   stage: (session, rows) => session.stageStudents(rows),
 };
@@ -184,7 +189,11 @@ export async function importFiles(
           for (const column of table.matched) {
             const value = (row as Record<string, string>)[column]!;
             if (value !== value.trim()) {
-              warnings.add(index, line, `${source.name}:${line}: warning: ${column} ${JSON.stringify(value)} has leading or trailing spaces; it is kept as is and will never match a request without them`);
+              warnings.add(
+                index,
+                line,
+                `${source.name}:${line}: warning: ${column} ${JSON.stringify(value)} has leading or trailing spaces; it is kept as is and will never match a request without them`,
+              );
             }
           }
           buffer.push({ ...row, line });
@@ -247,7 +256,9 @@ function checkHeader(
   if (found.length === columns.length && found.every((name, i) => name === columns[i])) return 'ok';
   const other = delimiter === ',' ? ';' : ',';
   if (found.length === 1 && found[0]!.split(other).join() === columns.join()) {
-    problem(`the columns are separated by "${other}", not "${delimiter}" (European Excel saves CSV so): run the import with --delimiter "${other}"`);
+    problem(
+      `the columns are separated by "${other}", not "${delimiter}" (European Excel saves CSV so): run the import with --delimiter "${other}"`,
+    );
     return 'foreign';
   } else {
     problem(`header must be "${columns.join(delimiter)}", found "${found.join(delimiter)}"`);

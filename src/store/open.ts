@@ -26,11 +26,14 @@ export async function openStore(config: StoreConfig, options: OpenOptions = {}):
   if (config.databaseUrl !== null) {
     const where = `DATABASE_URL (${storeLocation(config)})`;
     try {
-      return await PostgresStore.open({
-        url: config.databaseUrl,
-        poolSize: config.databasePoolSize,
-        statementTimeoutMs: config.databaseStatementTimeoutMs,
-      }, options);
+      return await PostgresStore.open(
+        {
+          url: config.databaseUrl,
+          poolSize: config.databasePoolSize,
+          statementTimeoutMs: config.databaseStatementTimeoutMs,
+        },
+        options,
+      );
     } catch (err) {
       throw new StoreOpenError(`${where}: ${postgresProblem(err)}`);
     }

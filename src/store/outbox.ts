@@ -167,7 +167,8 @@ export class SqlOutbox implements SmsOutbox {
       );
       const queued = batch.filter((_, j) => admissions[j]!.refusedBy === null);
       const writes = this.windows.write(changed);
-      if (queued.length > 0) writes.push({ sql: queued.length === 1 ? this.sql.enqueue : enqueueRows(queued.length), params: queued.flatMap((w) => w.params) });
+      if (queued.length > 0)
+        writes.push({ sql: queued.length === 1 ? this.sql.enqueue : enqueueRows(queued.length), params: queued.flatMap((w) => w.params) });
       return { writes, result: admissions };
     });
   }
@@ -244,7 +245,9 @@ export class SqlOutbox implements SmsOutbox {
 
   retry(id: number | null, at: Date, createdAfter: Date): Promise<number> {
     const after = createdAfter.toISOString();
-    return id === null ? this.conn.run(this.sql.retryFailed, [at.toISOString(), after]) : this.conn.run(this.sql.retryOne, [at.toISOString(), id, after]);
+    return id === null
+      ? this.conn.run(this.sql.retryFailed, [at.toISOString(), after])
+      : this.conn.run(this.sql.retryOne, [at.toISOString(), id, after]);
   }
 
   purge(createdBefore: Date, limit: number): Promise<number> {

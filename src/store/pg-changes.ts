@@ -141,7 +141,10 @@ export class StudentChanges {
     client.on('error', () => undefined);
     void client.end().catch(() => undefined);
     if (this.closed) return;
-    if (this.failures === 0) log.warn('roster cache off: lost the connection listening for changes; reading every roster from the database until it is back', { error: why });
+    if (this.failures === 0)
+      log.warn('roster cache off: lost the connection listening for changes; reading every roster from the database until it is back', {
+        error: why,
+      });
     const wait = this.timing.reconnectMs[Math.min(this.failures, this.timing.reconnectMs.length - 1)]!;
     this.failures += 1;
     this.timer = setTimeout(() => void this.connect(), wait);

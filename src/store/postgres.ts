@@ -11,7 +11,16 @@ import { SqlOutbox } from './outbox';
 import { StudentChanges, WATCH_TIMING, type WatchTiming } from './pg-changes';
 import { CACHED_STUDENTS, RosterCache } from './roster-cache';
 import { WriteHealth } from './health';
-import { type ImportSession, NO_TOTALS, type PoolUsage, type RowCounts, type ShadowBatch, type ShadowTotals, type SmsOutbox, type Store } from './store';
+import {
+  type ImportSession,
+  NO_TOTALS,
+  type PoolUsage,
+  type RowCounts,
+  type ShadowBatch,
+  type ShadowTotals,
+  type SmsOutbox,
+  type Store,
+} from './store';
 
 export interface PostgresOptions {
   url: string;
@@ -39,9 +48,10 @@ export function redactUrl(url: string): string {
 }
 
 /** Named statements: each pooled connection prepares them once and reuses the plan. */
-const NAMED = Object.fromEntries(
-  Object.entries(QUERIES).map(([name, sql]) => [name, { name, text: numberParams(sql) }]),
-) as Record<keyof typeof QUERIES, { name: string; text: string }>;
+const NAMED = Object.fromEntries(Object.entries(QUERIES).map(([name, sql]) => [name, { name, text: numberParams(sql) }])) as Record<
+  keyof typeof QUERIES,
+  { name: string; text: string }
+>;
 
 /**
  * The connection was gone rather than the statement wrong: the server ended it (57P01 admin
@@ -78,7 +88,8 @@ export class PostgresStore implements Store {
     this.outbox = new SqlOutbox(
       {
         run: (sql, params) => health.observe(async () => (await pool.query(numberParams(sql), [...params])).rowCount ?? 0),
-        all: <T>(sql: string, params: readonly unknown[]) => health.observe(async () => (await pool.query(numberParams(sql), [...params])).rows as T[]),
+        all: <T>(sql: string, params: readonly unknown[]) =>
+          health.observe(async () => (await pool.query(numberParams(sql), [...params])).rows as T[]),
         exclusive: (read, plan) => health.observe(() => exclusive(pool, read, plan)),
       },
       'FOR UPDATE SKIP LOCKED',
@@ -172,8 +183,7 @@ export class PostgresStore implements Store {
     };
     const conn: ImportConnection = {
       run: async (sql, params = []) => (await client.query(numberParams(sql), [...params])).rowCount ?? 0,
-      all: async <T>(sql: string, params: readonly unknown[] = []) =>
-        (await client.query(numberParams(sql), [...params])).rows as T[],
+      all: async <T>(sql: string, params: readonly unknown[] = []) => (await client.query(numberParams(sql), [...params])).rows as T[],
       // COPY: the batch travels as one block of text that the server parses without planning.
       insertMany: async (table, rows) => {
         const columns = Object.keys(STAGING[table]).map(quoteIdent).join(', ');
@@ -215,7 +225,8 @@ export class PostgresStore implements Store {
    */
   private async probeWrite(): Promise<void> {
     const results = (await this.pool.query(WRITE_PROBE)) as unknown as QueryResult<{ writable: boolean }>[];
-    if (results[2]?.rows[0]?.writable !== true) throw new Error('this role may not insert, update and delete rows of auth_code_outbox (privileges revoked)');
+    if (results[2]?.rows[0]?.writable !== true)
+      throw new Error('this role may not insert, update and delete rows of auth_code_outbox (privileges revoked)');
   }
 
   async counts(): Promise<RowCounts> {

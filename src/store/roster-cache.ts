@@ -34,7 +34,12 @@ export class RosterCache {
    * to the database. A roster whose read ends after the version moved is answered (the request came
    * before the change was known) but not kept, and a request after the move never joins a read begun before it.
    */
-  async getAsync(version: () => number | null, school: string, showActive: string, read: () => Promise<StudentInfo[]>): Promise<StudentInfo[]> {
+  async getAsync(
+    version: () => number | null,
+    school: string,
+    showActive: string,
+    read: () => Promise<StudentInfo[]>,
+  ): Promise<StudentInfo[]> {
     const v = version();
     if (v === null) return read();
     this.at(v);

@@ -27,7 +27,14 @@ export const QUERIES = {
 
 /** The import's staging tables: temporary, private to the importing connection, gone with it. */
 export const STAGING = {
-  import_students: { line: 'INTEGER', school_base_url: 'TEXT', id_student: 'TEXT', fullName: 'TEXT', id_device: 'TEXT', ShowActive: 'TEXT' },
+  import_students: {
+    line: 'INTEGER',
+    school_base_url: 'TEXT',
+    id_student: 'TEXT',
+    fullName: 'TEXT',
+    id_device: 'TEXT',
+    ShowActive: 'TEXT',
+  },
   import_devices: { line: 'INTEGER', id_device: 'TEXT', token: 'TEXT' },
 } as const;
 
@@ -122,7 +129,10 @@ export class SqlImportSession implements ImportSession {
 
   async stageDevices(rows: readonly Staged<DeviceRow>[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.conn.insertMany('import_devices', rows.map((r) => [r.line, r.id_device, r.token]));
+    await this.conn.insertMany(
+      'import_devices',
+      rows.map((r) => [r.line, r.id_device, r.token]),
+    );
   }
 
   private async index(): Promise<void> {

@@ -39,7 +39,12 @@ export const MERGE_PACING: MergePacing = { firstBatch: 500, minBatch: 16, maxBat
  * before the failure switched and the rest not; running the same import again finishes it, since
  * every step is an upsert or a delete by key.
  */
-export function beginSqliteImport(file: string | null, shared: Database.Database, committed: () => void, pacing: MergePacing): Promise<ImportSession> {
+export function beginSqliteImport(
+  file: string | null,
+  shared: Database.Database,
+  committed: () => void,
+  pacing: MergePacing,
+): Promise<ImportSession> {
   const own = file !== null;
   const db = own ? new Database(file, { timeout: 0 }) : shared;
   if (own) {
@@ -67,9 +72,10 @@ export function beginSqliteImport(file: string | null, shared: Database.Database
       });
       return whenUnlocked(() => stage());
     },
-    merge: (_conn, replace) => mergeInBatches(db, prepared, replace, pacing).catch((err: unknown) => {
-      throw new ImportStoppedError((err as Error).message);
-    }),
+    merge: (_conn, replace) =>
+      mergeInBatches(db, prepared, replace, pacing).catch((err: unknown) => {
+        throw new ImportStoppedError((err as Error).message);
+      }),
     commit: async () => {
       finish();
       committed();
@@ -105,7 +111,11 @@ async function mergeInBatches(db: Database.Database, prepared: Prepare, replace:
   const devices = await pacer.walk('import_devices', 'id_device', [DEVICE_UPSERT]);
   // A school is a roster's unit: each batch holds whole schools, its removals with its upserts, so a
   // reader (or a kill) sees every school all as it was or all as the file has it (issue 30, rule 7).
-  const [students, removed] = await pacer.walk('import_students', 'school_base_url', replace ? [STUDENT_UPSERT, REMOVE_ABSENT] : [STUDENT_UPSERT]);
+  const [students, removed] = await pacer.walk(
+    'import_students',
+    'school_base_url',
+    replace ? [STUDENT_UPSERT, REMOVE_ABSENT] : [STUDENT_UPSERT],
+  );
   return { students: students!, devices: devices[0]!, removed: removed ?? 0 };
 }
 
@@ -132,7 +142,7 @@ class Pacer {
    */
   async walk(table: StagingTable, key: string, statements: ((where: string) => string)[]): Promise<number[]> {
     const totals = statements.map(() => 0);
-    let low: unknown ;
+    let low: unknown;
     for (;;) {
       const after = low === undefined ? 'true' : `${key} > ?`;
       const params = low === undefined ? [] : [low];

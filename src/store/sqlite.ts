@@ -112,7 +112,8 @@ export class SqliteStore implements Store {
     if (!this.db.open) throw new Error('the database is closed');
     // An open handle keeps answering from a file that was deleted or replaced; the next start would
     // not find it, so the store at this path is not the one being served.
-    if (this.file !== null && fileIdentity(this.location) !== this.file) throw new Error(`${this.location} is no longer the file opened at start`);
+    if (this.file !== null && fileIdentity(this.location) !== this.file)
+      throw new Error(`${this.location} is no longer the file opened at start`);
     // Ready means able to take an AuthCode: a write committed lately (rate-limited, health.ts).
     await this.health.check();
     const notWritable = sqliteNotWritable(this.location);

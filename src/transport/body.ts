@@ -65,7 +65,8 @@ function collect(stream: Readable, limit: number): Promise<Buffer> {
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   if (declaredTooLarge(req, limit)) throw new BodyTooLarge();
   // Read already, by a body parser an Express app runs before the mount: waiting for it would hang.
-  if (req.readableEnded) throw new Error('the request body was read before the service could read it: mount the service before any body parser');
+  if (req.readableEnded)
+    throw new Error('the request body was read before the service could read it: mount the service before any body parser');
   const aborted = new Promise<never>((_, reject) => {
     req.once('close', () => {
       if (!req.complete) reject(new BodyAborted());

@@ -41,7 +41,10 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
     // Said once: a proxy that sets no X-Forwarded-For makes every caller one address, which the
     // per-address SMS limit then refuses for the whole site (a health check says it harmlessly too).
     warned = true;
-    log.warn('TRUST_PROXY is on but a request came without a readable X-Forwarded-For: it counts as its peer, the proxy; check that the proxy sets the header (docs/deployment.md)', { peer: address });
+    log.warn(
+      'TRUST_PROXY is on but a request came without a readable X-Forwarded-For: it counts as its peer, the proxy; check that the proxy sets the header (docs/deployment.md)',
+      { peer: address },
+    );
   }
   return address;
 }

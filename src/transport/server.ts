@@ -51,17 +51,15 @@ export function createServer(limits: Limits, handler: http.RequestListener, unkn
       res.end(page.body);
     });
   };
-  const server = http.createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      requestTimeout: limits.requestTimeoutMs,
-      // Sooner than the whole request: a client dribbling its headers a byte at a time holds a
-      // connection (and a file descriptor) this long at most, and gets the same 408.
-      headersTimeout: limits.headersTimeoutMs,
-      // The time-outs are checked on this period; the default (30 s) would let them overrun by as much.
-      connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
-    },
-  );
+  const server = http.createServer({
+    maxHeaderSize: limits.maxHeaderBytes,
+    requestTimeout: limits.requestTimeoutMs,
+    // Sooner than the whole request: a client dribbling its headers a byte at a time holds a
+    // connection (and a file descriptor) this long at most, and gets the same 408.
+    headersTimeout: limits.headersTimeoutMs,
+    // The time-outs are checked on this period; the default (30 s) would let them overrun by as much.
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, limits.headersTimeoutMs / 4)),
+  });
   server.on('request', paceConnections(server, listener, limits.maxUnsentBytes));
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // A client that takes none of our answer (and, its reading stopped, sends nothing more) is closed
@@ -79,7 +77,9 @@ export function createServer(limits: Limits, handler: http.RequestListener, unkn
   });
   server.on('clientError', (err: ParserError, socket: Duplex) => answerClientError(err, socket, unknownMethod));
   // CONNECT asks for a tunnel, which this server is not: http.sys's answer to a request it will not serve.
-  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => answerClientError(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket));
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) =>
+    answerClientError(Object.assign(new Error('CONNECT'), { code: 'CONNECT' }), socket),
+  );
   return server;
 }
 
@@ -132,7 +132,9 @@ function answerClientError(err: ParserError, socket: Duplex, unknownMethod?: Unk
     return;
   }
   const page = hostErrorFor(err, unknownMethod);
-  const extra = Object.entries(page.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const extra = Object.entries(page.headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   const head =
     `HTTP/1.1 ${page.status} ${http.STATUS_CODES[page.status] ?? ''}\r\n` +
     `Content-Type: ${page.contentType}\r\n${extra}Date: ${new Date().toUTCString()}\r\nConnection: close\r\n` +

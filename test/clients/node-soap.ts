@@ -93,7 +93,10 @@ async function main(): Promise<number> {
     /** The port's method, from a client built on first use so that an unreadable WSDL fails each check by name. */
     const call = async (svc: string, op: string, args: object): Promise<unknown> => {
       if (!clients.has(svc)) {
-        clients.set(svc, createClientAsync(`${base}/${svc}.asmx?wsdl`, { forceSoap12Headers: soap12, wsdl_options: { timeout: TIMEOUT_MS } }));
+        clients.set(
+          svc,
+          createClientAsync(`${base}/${svc}.asmx?wsdl`, { forceSoap12Headers: soap12, wsdl_options: { timeout: TIMEOUT_MS } }),
+        );
       }
       const client = await clients.get(svc)!;
       const port = (client[svc] as Record<string, Port> | undefined)?.[`${svc}${binding}`];
@@ -125,9 +128,7 @@ async function main(): Promise<number> {
       ['1004', 'سارة محمد & <co>', 'dev-1004', '1'],
     ]);
     await check(`${b} GetStudentSchool inactive`, () => school(ALNOOR, '0'), [['1003', 'Omar Adel', 'dev-1003', '0']]);
-    await check(`${b} GetStudentSchool arabic school`, () => school('http://مدرسة.example', '1'), [
-      ['3001', 'نور الهدى', 'dev-3001', '1'],
-    ]);
+    await check(`${b} GetStudentSchool arabic school`, () => school('http://مدرسة.example', '1'), [['3001', 'نور الهدى', 'dev-3001', '1']]);
     await check(`${b} GetStudentSchool empty`, () => school('http://nowhere.example', '1'), []);
     await check(`${b} GetStudentSchool large`, async () => (await school('http://big.school.example', '1')).length, 500);
     // 65536 does not fit a char: the service must answer with a client-side fault.
@@ -138,7 +139,11 @@ async function main(): Promise<number> {
     );
 
     await check(`${b} AuthCode`, () => call('AuthCodeSending', 'AuthCode', { code: '4821', phone: '+9647701234567' }), null);
-    await check(`${b} GetStudentsMarks`, () => call('GetStudnetsMarks', 'GetStudentsMarks', { StudnetID: '1001', SubjectID: 'MATH-7' }), null);
+    await check(
+      `${b} GetStudentsMarks`,
+      () => call('GetStudnetsMarks', 'GetStudentsMarks', { StudnetID: '1001', SubjectID: 'MATH-7' }),
+      null,
+    );
     await check(`${b} GetAboutUs`, () => call('AboutUs', 'GetAboutUs', {}), null);
   }
 

@@ -43,7 +43,8 @@ export function codeBlocks(file: string, text: string): CodeBlock[] {
       body.push(lines[j]!.startsWith(indent!) ? lines[j]!.slice(indent!.length) : lines[j]!.trimStart());
     }
     const m = i > 0 ? MARKER.exec(lines[i - 1]!) : null;
-    const marker = m === null ? null : m[1] === 'example' ? { kind: 'example' as const, name: m[2]! } : { kind: 'not run' as const, why: m[2]! };
+    const marker =
+      m === null ? null : m[1] === 'example' ? { kind: 'example' as const, name: m[2]! } : { kind: 'not run' as const, why: m[2]! };
     blocks.push({ file, line: i + 1, lang: lang!, marker, text: body.length === 0 ? '' : `${body.join('\n')}\n` });
     i = j;
   }
@@ -52,7 +53,11 @@ export function codeBlocks(file: string, text: string): CodeBlock[] {
 
 /** The blocks of README.md and docs/*.md under root. */
 export function documentedBlocks(root: string): CodeBlock[] {
-  const docs = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+  const docs = fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`);
   return ['README.md', ...docs].flatMap((file) => codeBlocks(file, fs.readFileSync(path.join(root, file), 'utf8')));
 }
 
@@ -63,9 +68,11 @@ export function markingProblems(blocks: CodeBlock[]): string[] {
   for (const b of blocks) {
     const at = `${b.file}:${b.line}`;
     if (b.lang === '') problems.push(`${at}: a fence without a language (text for output, sh or js for what runs)`);
-    else if (b.marker === null && !SAMPLE_LANGUAGES.includes(b.lang)) problems.push(`${at}: a ${b.lang} block neither run (<!-- example: NAME -->) nor marked <!-- not run: why -->`);
+    else if (b.marker === null && !SAMPLE_LANGUAGES.includes(b.lang))
+      problems.push(`${at}: a ${b.lang} block neither run (<!-- example: NAME -->) nor marked <!-- not run: why -->`);
     if (b.marker?.kind === 'example') {
-      if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(b.marker.name)) problems.push(`${at}: example name '${b.marker.name}' is not lower-case-with-hyphens`);
+      if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(b.marker.name))
+        problems.push(`${at}: example name '${b.marker.name}' is not lower-case-with-hyphens`);
       const first = seen.get(b.marker.name);
       if (first !== undefined) problems.push(`${at}: example name '${b.marker.name}' already used at ${first.file}:${first.line}`);
       seen.set(b.marker.name, b);

@@ -90,7 +90,12 @@ export function brokenLinks(root: string, files: string[]): string[] {
       const anchor = hash < 0 ? null : decodeURIComponent(link.target.slice(hash + 1));
       const dest = rel === '' ? abs : path.resolve(path.dirname(abs), rel);
       const where = `${link.file}:${link.line}: ${link.target}`;
-      if (!path.relative(root, dest).split(path.sep).every((part) => part !== '..')) {
+      if (
+        !path
+          .relative(root, dest)
+          .split(path.sep)
+          .every((part) => part !== '..')
+      ) {
         problems.push(`${where}: leaves the repository`);
       } else if (!fs.existsSync(dest)) {
         problems.push(`${where}: no such file`);

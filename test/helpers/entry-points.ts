@@ -58,10 +58,16 @@ function sourcesUnder(dir: string): string[] {
 export function entrySources(): string[] {
   // A file src/ starts is named beside its starter: path.join(__dirname, `copier-process${path.extname(__filename)}`).
   const started = sourcesUnder('src').flatMap((f) =>
-    [...fs.readFileSync(path.join(PROJECT_ROOT, f), 'utf8').matchAll(/path\.join\(__dirname, `([\w-]+)\$\{path\.extname\(__filename\)\}`\)/g)].map((m) => path.join(path.dirname(f), `${m[1]}.ts`)),
+    [
+      ...fs
+        .readFileSync(path.join(PROJECT_ROOT, f), 'utf8')
+        .matchAll(/path\.join\(__dirname, `([\w-]+)\$\{path\.extname\(__filename\)\}`\)/g),
+    ].map((m) => path.join(path.dirname(f), `${m[1]}.ts`)),
   );
   const src = [path.join('src', 'main.ts'), ...started];
-  const scripts = sourcesUnder('scripts').filter((f) => /^(if \(require\.main === module\)|runMain\()/m.test(fs.readFileSync(path.join(PROJECT_ROOT, f), 'utf8')));
+  const scripts = sourcesUnder('scripts').filter((f) =>
+    /^(if \(require\.main === module\)|runMain\()/m.test(fs.readFileSync(path.join(PROJECT_ROOT, f), 'utf8')),
+  );
   return [...src, ...scripts].map((f) => f.replace(/\.ts$/, '.js')).sort();
 }
 

@@ -36,12 +36,23 @@ export async function runNginx(mainConf: (dir: string) => string, port: number):
   expect(check.stderr).toContain('test is successful');
   const proc: ChildProcess = spawn(NGINX!, ['-p', dir, '-e', `${dir}/error.log`, '-c', conf], { stdio: 'ignore' });
   for (let i = 0; i < 100; i += 1) {
-    if (await request(port, '/').then(() => true, () => false)) break;
+    if (
+      await request(port, '/').then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
     dir,
-    accessLogs: () => fs.readdirSync(dir).filter((f) => f.endsWith('.log') && f !== 'error.log').map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join(''),
+    accessLogs: () =>
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.log') && f !== 'error.log')
+        .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+        .join(''),
     stop: async () => {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGQUIT');

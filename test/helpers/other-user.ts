@@ -30,7 +30,13 @@ export function runnableAs(uid: number): Runnable {
   const known = byUid.get(uid);
   if (known !== undefined) return known;
   const node = canRead(uid, [process.execPath]) ? process.execPath : null;
-  const inPlace = canRead(uid, [path.join(BUILD_DIR, 'src', 'main.js'), path.join(PROJECT_ROOT, 'package.json'), path.join(PROJECT_ROOT, 'wsdl'), path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), require.resolve('better-sqlite3')]);
+  const inPlace = canRead(uid, [
+    path.join(BUILD_DIR, 'src', 'main.js'),
+    path.join(PROJECT_ROOT, 'package.json'),
+    path.join(PROJECT_ROOT, 'wsdl'),
+    path.join(PROJECT_ROOT, 'scripts', 'check-node.js'),
+    require.resolve('better-sqlite3'),
+  ]);
   let runnable: Runnable = { node: node ?? process.execPath, build: BUILD_DIR };
   if (node === null || !inPlace) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-as-other-user-'));
@@ -42,12 +48,16 @@ export function runnableAs(uid: number): Runnable {
     fs.mkdirSync(path.join(dir, 'scripts'), { recursive: true });
     fs.copyFileSync(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), path.join(dir, 'scripts', 'check-node.js'));
     // A worktree's node_modules may be a link to another checkout's.
-    fs.cpSync(fs.realpathSync(path.join(PROJECT_ROOT, 'node_modules')), path.join(dir, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+    fs.cpSync(fs.realpathSync(path.join(PROJECT_ROOT, 'node_modules')), path.join(dir, 'node_modules'), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
     const copiedNode = path.join(dir, 'node');
     if (node === null) fs.copyFileSync(process.execPath, copiedNode);
     spawnSync('chmod', ['-R', 'a+rX', dir]);
     runnable = { node: node ?? copiedNode, build };
-    if (!canRead(uid, [runnable.node, path.join(build, 'src', 'main.js')])) throw new Error(`uid ${uid} cannot read a copy of the service in ${dir}`);
+    if (!canRead(uid, [runnable.node, path.join(build, 'src', 'main.js')]))
+      throw new Error(`uid ${uid} cannot read a copy of the service in ${dir}`);
   }
   byUid.set(uid, runnable);
   return runnable;

@@ -72,7 +72,11 @@ export async function startPrometheus(adminPort: number): Promise<Prometheus> {
   const port = await freePort();
   const proc: ChildProcess = spawn(
     PROMETHEUS!,
-    [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+    [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
@@ -88,7 +92,10 @@ export async function startPrometheus(adminPort: number): Promise<Prometheus> {
   try {
     await poll('Prometheus is ready', async () => {
       if (proc.exitCode !== null) throw new Error(`prometheus exited (${proc.exitCode}):\n${stderr}`);
-      return fetch(`${base}/-/ready`).then((r) => r.status === 200, () => false);
+      return fetch(`${base}/-/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
     });
   } catch (e) {
     await stop();
@@ -97,7 +104,8 @@ export async function startPrometheus(adminPort: number): Promise<Prometheus> {
   return {
     base,
     api,
-    query: (expr, time) => api<QueryAnswer>(`/api/v1/query?${new URLSearchParams({ query: expr, ...(time === undefined ? {} : { time: String(time) }) })}`),
+    query: (expr, time) =>
+      api<QueryAnswer>(`/api/v1/query?${new URLSearchParams({ query: expr, ...(time === undefined ? {} : { time: String(time) }) })}`),
     log: () => stderr,
     stop,
   };

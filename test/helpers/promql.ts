@@ -4,7 +4,25 @@
  * numbers, parentheses): enough to refuse a typo and to list the metric names an expression reads.
  * It throws on what it does not know.
  */
-const FUNCTIONS = new Set(['rate', 'irate', 'increase', 'delta', 'histogram_quantile', 'vector', 'scalar', 'abs', 'round', 'clamp_min', 'clamp_max', 'time', 'label_replace', 'max_over_time', 'min_over_time', 'avg_over_time', 'sum_over_time']);
+const FUNCTIONS = new Set([
+  'rate',
+  'irate',
+  'increase',
+  'delta',
+  'histogram_quantile',
+  'vector',
+  'scalar',
+  'abs',
+  'round',
+  'clamp_min',
+  'clamp_max',
+  'time',
+  'label_replace',
+  'max_over_time',
+  'min_over_time',
+  'avg_over_time',
+  'sum_over_time',
+]);
 const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'count', 'topk', 'bottomk', 'quantile', 'stddev', 'group']);
 const BINARY = new Set(['+', '-', '*', '/', '%', '^', '==', '!=', '>', '<', '>=', '<=', 'or', 'and', 'unless']);
 
@@ -12,7 +30,8 @@ type Token = { kind: 'ident' | 'number' | 'string' | 'duration' | 'span' | 'punc
 
 function tokenize(expr: string): Token[] {
   const out: Token[] = [];
-  const re = /\s*(?:(\[[^\]]+\])|("(?:[^"\\]|\\.)*")|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d+[smhdw](?![a-zA-Z0-9_])|\$__(?:rate_interval|interval|range)\b)|(\d+(?:\.\d+)?)|(=~|!~|==|!=|>=|<=|[-+*/%^<>=])|([(){},]))/y;
+  const re =
+    /\s*(?:(\[[^\]]+\])|("(?:[^"\\]|\\.)*")|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d+[smhdw](?![a-zA-Z0-9_])|\$__(?:rate_interval|interval|range)\b)|(\d+(?:\.\d+)?)|(=~|!~|==|!=|>=|<=|[-+*/%^<>=])|([(){},]))/y;
   let at = 0;
   while (at < expr.length) {
     if (/^\s*$/.test(expr.slice(at))) break;
@@ -78,9 +97,9 @@ export function metricsOf(expr: string): string[] {
       expression();
       take(')');
     } else if (t.kind === 'ident' && AGGREGATIONS.has(t.text)) {
-      if (peek()?.text === 'by' || peek()?.text === 'without') (take(), labelList());
+      if (peek()?.text === 'by' || peek()?.text === 'without') take(), labelList();
       args();
-      if (peek()?.text === 'by' || peek()?.text === 'without') (take(), labelList());
+      if (peek()?.text === 'by' || peek()?.text === 'without') take(), labelList();
     } else if (t.kind === 'ident' && FUNCTIONS.has(t.text)) args();
     else if (t.kind === 'ident') {
       names.push(t.text);

@@ -4,7 +4,11 @@ import path from 'node:path';
 import { request } from './service';
 
 /** Polls /readyz every 100 ms until `accept` holds; its answer. */
-export async function readyzUntil(adminPort: number, accept: (r: { status: number; body: string }) => boolean, what: string): Promise<{ status: number; body: string }> {
+export async function readyzUntil(
+  adminPort: number,
+  accept: (r: { status: number; body: string }) => boolean,
+  what: string,
+): Promise<{ status: number; body: string }> {
   const seen: string[] = [];
   for (let i = 0; i < 300; i += 1) {
     const r = await request(adminPort, '/readyz');
@@ -26,7 +30,8 @@ export async function consoleNotReady(adminPort: number): Promise<string | null>
 export function tmpfsOver(dir: string, size: string): void {
   const kept = fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f))] as const);
   const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', dir], { encoding: 'utf8' });
-  if (mounted.status !== 0) throw new Error(`mount -t tmpfs over ${dir} was refused (${mounted.stderr.trim()}): this test needs root and mount(8)`);
+  if (mounted.status !== 0)
+    throw new Error(`mount -t tmpfs over ${dir} was refused (${mounted.stderr.trim()}): this test needs root and mount(8)`);
   for (const [f, bytes] of kept) fs.writeFileSync(path.join(dir, f), bytes);
 }
 

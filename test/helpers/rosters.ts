@@ -55,7 +55,8 @@ export function twoVersions(schools: number, perSchool: number): TwoVersions {
 
 export type SchoolState = 'old' | 'new' | 'mixed';
 
-const signature = (students: readonly StudentInfo[]): string => students.map((s) => `${s.id_student}|${s.fullName}|${s.id_device}`).join(';');
+const signature = (students: readonly StudentInfo[]): string =>
+  students.map((s) => `${s.id_student}|${s.fullName}|${s.id_device}`).join(';');
 
 type Read = (school: string, showActive: string) => Promise<readonly StudentInfo[]>;
 
@@ -63,12 +64,19 @@ type Read = (school: string, showActive: string) => Promise<readonly StudentInfo
  * Each roster's state (keyed "school showActive") as `read` answers it: 'old' or 'new' when it is
  * that version's exactly, 'mixed' when it has rows of both (or is neither). What one request sees.
  */
-export async function rosterStates(data: TwoVersions, read: Read, schools: readonly string[] = data.schools): Promise<Map<string, SchoolState>> {
+export async function rosterStates(
+  data: TwoVersions,
+  read: Read,
+  schools: readonly string[] = data.schools,
+): Promise<Map<string, SchoolState>> {
   const states = new Map<string, SchoolState>();
   for (const school of schools) {
     for (const active of SHOW_ACTIVE) {
       const got = signature(await read(school, active));
-      states.set(`${school} ${active}`, got === data.roster('old', school, active) ? 'old' : got === data.roster('new', school, active) ? 'new' : 'mixed');
+      states.set(
+        `${school} ${active}`,
+        got === data.roster('old', school, active) ? 'old' : got === data.roster('new', school, active) ? 'new' : 'mixed',
+      );
     }
   }
   return states;
@@ -79,7 +87,11 @@ export async function rosterStates(data: TwoVersions, read: Read, schools: reado
  * 'mixed'. For a database at rest (after a kill): two rosters read while an import runs may be read
  * either side of the school's switch, so a live reader checks each roster (rosterStates).
  */
-export async function schoolStates(data: TwoVersions, read: Read, schools: readonly string[] = data.schools): Promise<Map<string, SchoolState>> {
+export async function schoolStates(
+  data: TwoVersions,
+  read: Read,
+  schools: readonly string[] = data.schools,
+): Promise<Map<string, SchoolState>> {
   const rosters = await rosterStates(data, read, schools);
   const states = new Map<string, SchoolState>();
   for (const school of schools) {
@@ -97,13 +109,18 @@ export function tally(states: Map<string, SchoolState>): Record<SchoolState, num
 }
 
 /** The built import command (test/helpers/global-setup.ts builds it), as `npm run import` runs it. */
-export function spawnImport(args: string[], env: Record<string, string>): { child: ChildProcess; stderr: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+export function spawnImport(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; stderr: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
   const child = spawn(process.execPath, ['--max-old-space-size=128', path.join(BUILD_DIR, 'scripts', 'import.js'), ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stderr: () => stderr, exited };
 }

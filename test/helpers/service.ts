@@ -50,7 +50,9 @@ export async function storeDir(load = true, create = true): Promise<{ dir: strin
   const store = openSqliteStore(dbPath);
   if (load) {
     const fixture = (name: string) => fileSource(name, path.join(__dirname, '..', 'fixtures', 'data', name));
-    await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () => store.beginImport());
+    await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () =>
+      store.beginImport(),
+    );
   }
   await store.close();
   return { dir, dbPath };
@@ -89,11 +91,13 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  if (options.uid !== undefined) for (const p of [dir, path.dirname(dbPath), dbPath]) if (fs.existsSync(p)) fs.chownSync(p, options.uid, options.uid);
+  if (options.uid !== undefined)
+    for (const p of [dir, path.dirname(dbPath), dbPath]) if (fs.existsSync(p)) fs.chownSync(p, options.uid, options.uid);
   options.prepare?.(dir, dbPath);
   // Another user runs what it can read: the checkout, or a copy of it (other-user.ts).
   const asOther = options.uid === undefined ? null : runnableAs(options.uid);
-  const [command, ...args] = options.command ?? (asOther === null ? [process.execPath, MAIN] : [asOther.node, path.join(asOther.build, 'src', 'main.js')]);
+  const [command, ...args] =
+    options.command ?? (asOther === null ? [process.execPath, MAIN] : [asOther.node, path.join(asOther.build, 'src', 'main.js')]);
   const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
   const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], ...user });
   const lines: LogLine[] = [];
@@ -131,7 +135,10 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   );
   const waitFor = (test: (l: LogLine) => boolean, timeoutMs = 15000) =>
     new Promise<LogLine>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no such log line; got:\n${[...text, ...lines.map((l) => JSON.stringify(l))].join('\n')}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no such log line; got:\n${[...text, ...lines.map((l) => JSON.stringify(l))].join('\n')}`)),
+        timeoutMs,
+      );
       const check = () => {
         const found = lines.find(test);
         if (found) {
@@ -161,10 +168,22 @@ export interface Reply {
   body: string;
 }
 
-export function request(port: number, pathAndQuery: string, init: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent | false; localAddress?: string } = {}): Promise<Reply> {
+export function request(
+  port: number,
+  pathAndQuery: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent | false; localAddress?: string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers, agent: init.agent ?? false, localAddress: init.localAddress },
+      {
+        host: '127.0.0.1',
+        port,
+        path: pathAndQuery,
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        agent: init.agent ?? false,
+        localAddress: init.localAddress,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -179,7 +198,8 @@ export function request(port: number, pathAndQuery: string, init: { method?: str
 }
 
 export const TOKEN_PATH = '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001';
-const TOKEN_SOAP = '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
+const TOKEN_SOAP =
+  '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><GetTokenDevice xmlns="http://tempuri.org/"><id>dev-1001</id></GetTokenDevice></soap:Body></soap:Envelope>';
 
 /** GetTokenDevice for dev-1001 over HTTP GET or SOAP 1.1, on `agent` (false: a new connection), under a virtual directory `prefix`. */
 export function tokenRequest(port: number, soap: boolean, agent: http.Agent | false = false, prefix = ''): Promise<Reply> {
@@ -210,7 +230,13 @@ export interface LoadResult {
  * machine only makes the run longer). A refused connection is the end of the run, not a failure;
  * anything else that is not a full 200 answer is one.
  */
-export async function steadyLoad(port: number, clients: number, signalAfterOk: number, signal: () => void, fresh = false): Promise<LoadResult> {
+export async function steadyLoad(
+  port: number,
+  clients: number,
+  signalAfterOk: number,
+  signal: () => void,
+  fresh = false,
+): Promise<LoadResult> {
   const result: LoadResult = { ok: 0, okAfterSignal: 0, refused: 0, failures: [] };
   let signalled = false;
   const answered = () => {

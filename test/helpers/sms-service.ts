@@ -91,7 +91,8 @@ export const authCode = (app: http.RequestListener, code: string, phone: string,
   request(app).post('/AuthCodeSending.asmx/AuthCode').set(headers).type('form').send({ code, phone });
 
 export const rows = (s: Service | Store): Promise<OutboxRecord[]> => ('outbox' in s ? s : s.store).outbox.list(false, 1000);
-export const byStatus = async (s: Service | Store, status: OutboxRecord['status']) => (await rows(s)).filter((r) => r.status === status).length;
+export const byStatus = async (s: Service | Store, status: OutboxRecord['status']) =>
+  (await rows(s)).filter((r) => r.status === status).length;
 export const phone = (i: number) => `+96477012${String(i).padStart(5, '0')}`;
 
 type Cell = string | number | null;
@@ -103,7 +104,10 @@ type Cell = string | number | null;
 export async function rawSql(world: SmsWorld, s: Service, sql: string, params: Cell[] = []): Promise<void> {
   if (world.db !== null) {
     let n = 0;
-    await world.db.query(sql.replace(/\?/g, () => `$${(n += 1)}`), params);
+    await world.db.query(
+      sql.replace(/\?/g, () => `$${(n += 1)}`),
+      params,
+    );
     return;
   }
   const db = new Database(s.config.sqlitePath);
@@ -121,7 +125,13 @@ export const backdate = (world: SmsWorld, s: Service, id: number, seconds: numbe
   rawSql(world, s, 'UPDATE auth_code_outbox SET created_at = ?, next_attempt_at = ? WHERE id = ?', [ago(seconds), ago(seconds), id]);
 
 /** An outbox row as it would be after its story: queued `createdAgo` seconds ago, ended `endedAgo` ago. */
-export const insertRow = (world: SmsWorld, s: Service, status: 'pending' | 'delivered' | 'failed' | 'expired', createdAgo: number, endedAgo = createdAgo) =>
+export const insertRow = (
+  world: SmsWorld,
+  s: Service,
+  status: 'pending' | 'delivered' | 'failed' | 'expired',
+  createdAgo: number,
+  endedAgo = createdAgo,
+) =>
   rawSql(
     world,
     s,

@@ -71,7 +71,10 @@ export async function countedApart({ port, pathPrefix, gateway, services }: Reci
   await settle(500);
   expect(sentTo()).toEqual(expected.sort());
   // Each instance saw every caller by its own address, never as nginx.
-  const seen = services.flatMap((s) => s.lines).filter((l) => l.msg === 'request' && ids.has(String(l.reqId))).map((l) => l.client);
+  const seen = services
+    .flatMap((s) => s.lines)
+    .filter((l) => l.msg === 'request' && ids.has(String(l.reqId)))
+    .map((l) => l.client);
   expect(seen.sort()).toEqual([...Array(3).fill(LIMITED), ...Array(2).fill(WITHIN), ...Array(3).fill(EXEMPT)]);
   return upstreams;
 }

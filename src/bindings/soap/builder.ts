@@ -130,7 +130,8 @@ export class EnvelopeBuilder {
     if (this.nodeAfterFailure()) return;
     const depth = ++this.depth;
     if (depth > this.limits.maxDepth) throw new Refused(`${ParserMessages.tooDeep(this.limits.maxDepth)} ${this.at()}`);
-    if (++this.elements > this.limits.maxElements) throw new Refused(`${ParserMessages.tooManyElements(this.limits.maxElements)} ${this.at()}`);
+    if (++this.elements > this.limits.maxElements)
+      throw new Refused(`${ParserMessages.tooManyElements(this.limits.maxElements)} ${this.at()}`);
     if (depth === 1) {
       this.root = { ns: uri, local };
       // A version mismatch, or no Envelope: ASMX reads no further.

@@ -83,7 +83,13 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
   const upgrade: SoapVersion['name'][] = soap12 ? (soap11 ? ['1.1', '1.2'] : ['1.2']) : [];
   // CheckHelperVersion: an unknown namespace is answered in 1.1 if it is on, a known one switched off in 1.1.
   const mismatch = (res: Response, root: QName) =>
-    sendFault(res, soap11 || versionOfEnvelope(root.ns) !== null ? Soap11 : Soap12, Errors.versionMismatch(root.ns, expecting), undefined, upgrade);
+    sendFault(
+      res,
+      soap11 || versionOfEnvelope(root.ns) !== null ? Soap11 : Soap12,
+      Errors.versionMismatch(root.ns, expecting),
+      undefined,
+      upgrade,
+    );
   const envelopes = new Set([...(soap11 ? [Soap11.envelopeNs] : []), ...(soap12 ? [Soap12.envelopeNs] : [])]);
   const plans = new Map(endpoint.operations.map((op) => [op, operationPlan(op, ns)]));
   const planOf = (op: OperationSpec | undefined) => (op === undefined ? undefined : plans.get(op));
@@ -118,7 +124,10 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 
     const decoded = decodeEnvelope(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), contentType.application, contentType.charset);
     // An encoding the XML reader cannot read fails before anything is read, like malformed XML.
-    if (!decoded.ok) return named ? sendEmpty(res, 400, guessed, decoded.reasons.join(' ---> ')) : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
+    if (!decoded.ok)
+      return named
+        ? sendEmpty(res, 400, guessed, decoded.reasons.join(' ---> '))
+        : sendFault(res, Soap12, Errors.unreadableXml(...decoded.reasons));
     const plan: ReadPlan = { envelopes, named: planOf(op), byElement };
     const scanned = quickScan(decoded.text, opts.xmlLimits, plan) ?? scanEnvelope(decoded.text, opts.xmlLimits, plan);
     if (!scanned.ok) {
@@ -132,7 +141,8 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
         if (op === undefined) return sendFault(res, version, notRouted());
         if (!isSoap(contentType)) return unsupported();
       }
-      if (rootVersion === Soap11 && contentType.type !== TEXT_XML) return sendEmpty(res, 415, Soap11, `SOAP 1.1 envelope as ${contentType.type}`);
+      if (rootVersion === Soap11 && contentType.type !== TEXT_XML)
+        return sendEmpty(res, 415, Soap11, `SOAP 1.1 envelope as ${contentType.type}`);
       return sendEmpty(res, 400, version, scanned.message);
     }
     const { scan } = scanned;
@@ -217,7 +227,11 @@ function operationPlan(op: OperationSpec, ns: string): OperationPlan {
 
 /** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
 interface SoapServer {
-  call(op: OperationSpec, args: Record<string, string | null> | null, context: RequestContext): Promise<{ body: string | Buffer; statusCode: number }>;
+  call(
+    op: OperationSpec,
+    args: Record<string, string | null> | null,
+    context: RequestContext,
+  ): Promise<{ body: string | Buffer; statusCode: number }>;
 }
 
 /** One node-soap server for one endpoint and one SOAP version, writing ASMX envelopes and faults. */
@@ -297,7 +311,6 @@ function sendEmpty(res: Response, status: number, version: SoapVersion, reason: 
   reportRefusal(res, reason);
   sendSoap(res, status, version, '', 'private');
 }
-
 
 function sendSoap(res: Response, status: number, version: SoapVersion, body: string | Buffer, cacheControl: string): void {
   exchangeOf(res).binding = version === Soap12 ? 'soap12' : 'soap11';

@@ -50,7 +50,14 @@ interface NodeSoapHooks {
 /** node-soap's dispatch, as its own request processing calls it once it has parsed the envelope. */
 interface NodeSoapDispatch<C> {
   _executeMethod(
-    options: { serviceName: string; portName: string; methodName: string; outputName: string; args: Record<string, string | null> | null; style: 'document' },
+    options: {
+      serviceName: string;
+      portName: string;
+      methodName: string;
+      outputName: string;
+      args: Record<string, string | null> | null;
+      style: 'document';
+    },
     req: NodeSoapRequest<C>,
     res: unknown,
     callback: (result: string, statusCode?: number) => void,
@@ -117,7 +124,14 @@ export async function createNodeSoapEndpoint<C>(opts: NodeSoapOptions<C>): Promi
   return {
     call: (method, args, context) =>
       new Promise((resolve) => {
-        const options = { serviceName, portName, methodName: method, outputName: outputNames.get(method) ?? outputName(method), args, style: 'document' as const };
+        const options = {
+          serviceName,
+          portName,
+          methodName: method,
+          outputName: outputNames.get(method) ?? outputName(method),
+          args,
+          style: 'document' as const,
+        };
         dispatch._executeMethod(options, { headers: { [CONTEXT]: context } }, null, (body, statusCode) => resolve({ body, statusCode }));
       }),
   };

@@ -41,7 +41,9 @@ export interface ReadValue {
 }
 
 /** Why the reading stopped: an XmlException (the reader met markup where it needed text) or a value that did not convert. */
-export type ReadFailure = { readonly kind: 'markup' } | { readonly kind: 'value'; readonly param: string; readonly reasons: readonly string[]; readonly index: number };
+export type ReadFailure =
+  | { readonly kind: 'markup' }
+  | { readonly kind: 'value'; readonly param: string; readonly reasons: readonly string[]; readonly index: number };
 
 enum State {
   /** The loop over the Body's children: an element is the operation's, or skipped. */

@@ -22,8 +22,10 @@ export const NO_PLAN: ReadPlan = { envelopes: new Set([SOAP11, SOAP12]), named: 
 export function scanEnvelope(source: string, limits: XmlLimits, plan: ReadPlan = NO_PLAN): ScanOutcome {
   const at = (index: number) => position(source, index);
   const declaration = declarationError(source);
-  if (declaration !== null) return { ok: false, message: `${declaration.message} ${at(declaration.index)}`, root: null, bodyChild: null, routed: false };
-  if (source.trim() === '' && firstInvalid(source) === -1) return { ok: false, message: ParserMessages.rootMissing, root: null, bodyChild: null, routed: false };
+  if (declaration !== null)
+    return { ok: false, message: `${declaration.message} ${at(declaration.index)}`, root: null, bodyChild: null, routed: false };
+  if (source.trim() === '' && firstInvalid(source) === -1)
+    return { ok: false, message: ParserMessages.rootMissing, root: null, bodyChild: null, routed: false };
 
   const parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
   const builder = new EnvelopeBuilder(source, limits, plan, () => `Line ${parser.line + 1}, position ${parser.column + 1}.`, at);
@@ -126,7 +128,12 @@ function endsTheDocument(parser: sax.SAXParser, source: string, index: number): 
 }
 
 /** XmlTextReaderImpl.ThrowTagMismatch: the open element's name and where it starts, the end tag's name (up to what cannot be in a name). */
-function tagMismatch(p: { tagName: string; tags: { name: string }[] }, source: string, starts: readonly number[], at: number): XmlError | null {
+function tagMismatch(
+  p: { tagName: string; tags: { name: string }[] },
+  source: string,
+  starts: readonly number[],
+  at: number,
+): XmlError | null {
   const open = p.tags[p.tags.length - 1];
   if (open === undefined || starts.length === 0) return null;
   const { line, column } = lineAndColumn(source, starts[starts.length - 1]);
@@ -159,7 +166,8 @@ function charInPlace(parser: sax.SAXParser, source: string, index: number, start
       return { message: ParserMessages.unexpectedTokens(token, '"', "'"), index };
     case 'CLOSE_TAG':
       if (p.tagName === '') return { message: ParserMessages.nameStart(...args), index };
-      if (p.tagName !== p.tags[p.tags.length - 1]?.name) return tagMismatch(p, source, starts, index - p.tagName.length) ?? invalidCharAt(source, index);
+      if (p.tagName !== p.tags[p.tags.length - 1]?.name)
+        return tagMismatch(p, source, starts, index - p.tagName.length) ?? invalidCharAt(source, index);
       return { message: ParserMessages.unexpectedToken(token, '>'), index };
     case 'CLOSE_TAG_SAW_WHITE':
       return { message: ParserMessages.unexpectedToken(token, '>'), index };
@@ -183,9 +191,15 @@ function parserMessage(e: unknown, parser: sax.SAXParser, source: string, starts
     return `Line ${line}, position ${column}.`;
   };
   // Text outside the root element: sax stops just after its first character.
-  if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason)) return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
+  if (/^(Non-whitespace before first tag|Text data outside of root node)/.test(reason))
+    return `${ParserMessages.invalidRootData} ${atIndex(parser.position - 1)}`;
   if (/^Unexpected close tag/.test(reason)) {
-    const mismatch = tagMismatch(parser as unknown as { tagName: string; tags: { name: string }[] }, source, starts, parser.startTagPosition + 1);
+    const mismatch = tagMismatch(
+      parser as unknown as { tagName: string; tags: { name: string }[] },
+      source,
+      starts,
+      parser.startTagPosition + 1,
+    );
     if (mismatch !== null) return `${mismatch.message} ${atIndex(mismatch.index)}`;
   }
   if (/^Malformed comment/.test(reason)) {

@@ -16,7 +16,8 @@ export interface XmlError {
  * A UTF-16 unit outside XML 1.0's Char production: C0 controls other than tab, LF and CR, U+FFFE,
  * U+FFFF, and surrogates not in a pair.
  */
-const INVALID = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|[\uDC00-\uDFFF](?<![\uD800-\uDBFF][\uDC00-\uDFFF])/g;
+const INVALID =
+  /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|[\uDC00-\uDFFF](?<![\uD800-\uDBFF][\uDC00-\uDFFF])/g;
 
 /** The index of the first character XML does not allow at or after `from`, or -1. */
 export function firstInvalid(source: string, from = 0): number {
@@ -42,7 +43,8 @@ export function charArgs(c: number, next: number): [string, string] {
   return [c === 0 ? '.' : String.fromCharCode(c), `0x${c.toString(16).toUpperCase().padStart(2, '0')}`];
 }
 
-const argsAt = (source: string, index: number) => charArgs(source.charCodeAt(index), index + 1 < source.length ? source.charCodeAt(index + 1) : 0);
+const argsAt = (source: string, index: number) =>
+  charArgs(source.charCodeAt(index), index + 1 < source.length ? source.charCodeAt(index + 1) : 0);
 
 /**
  * Bytes the XML reader's own UTF-8 decoder refuses (it throws on them, where a StreamReader reads
@@ -84,9 +86,13 @@ export function badReference(source: string, index: number): XmlError | null {
 const isChar = (c: number) => c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd);
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d;
 /** XmlCharType's fAttrValue: Char without tab, CR, LF, <, >, &, quotes. */
-const isAttrValueChar = (c: number) => isChar(c) && c !== 0x9 && c !== 0xa && c !== 0xd && c !== 0x3c && c !== 0x3e && c !== 0x26 && c !== 0x22 && c !== 0x27;
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: XML's name characters, by code point ranges (combining marks among them)
-const isNameStart = (c: number) => /[A-Za-z_:\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/.test(String.fromCharCode(c));
+const isAttrValueChar = (c: number) =>
+  isChar(c) && c !== 0x9 && c !== 0xa && c !== 0xd && c !== 0x3c && c !== 0x3e && c !== 0x26 && c !== 0x22 && c !== 0x27;
+const isNameStart = (c: number) =>
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: XML's name characters, by code point ranges (joiners among them)
+  /[A-Za-z_:\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/.test(
+    String.fromCharCode(c),
+  );
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: XML's name characters, by code point ranges (combining marks among them)
 const isNameChar = (c: number) => isNameStart(c) || /[-.0-9\u00B7\u0300-\u036F\u203F-\u2040]/.test(String.fromCharCode(c));
 
@@ -135,11 +141,13 @@ export function declarationError(source: string): XmlError | null {
     else return err(ParserMessages.invalidDeclaration, i);
     i = end;
     while (i < n && isSpace(source.charCodeAt(i))) i++;
-    if (source[i] !== '=') return i >= n ? err(ParserMessages.unexpectedEof, i) : err(ParserMessages.unexpectedToken(tokenAt(source, i), '='), i);
+    if (source[i] !== '=')
+      return i >= n ? err(ParserMessages.unexpectedEof, i) : err(ParserMessages.unexpectedToken(tokenAt(source, i), '='), i);
     i++;
     while (i < n && isSpace(source.charCodeAt(i))) i++;
     const quote = source[i];
-    if (quote !== '"' && quote !== "'") return i >= n ? err(ParserMessages.unexpectedEof, i) : err(ParserMessages.unexpectedTokens(tokenAt(source, i), '"', "'"), i);
+    if (quote !== '"' && quote !== "'")
+      return i >= n ? err(ParserMessages.unexpectedEof, i) : err(ParserMessages.unexpectedTokens(tokenAt(source, i), '"', "'"), i);
     const start = ++i;
     while (i < n && isAttrValueChar(source.charCodeAt(i))) i++;
     if (i >= n) return err(ParserMessages.unclosedLiteral, i);
@@ -166,9 +174,11 @@ export function piTargetError(source: string, index: number): XmlError | null {
   if (!isNameStart(source.charCodeAt(index))) return { message: ParserMessages.nameStart(...argsAt(source, index)), index };
   const end = nameEnd(source, index);
   const target = source.slice(index, end);
-  if (target.toLowerCase() === 'xml') return { message: target === 'xml' ? ParserMessages.declarationNotFirst : ParserMessages.invalidPIName(target), index };
+  if (target.toLowerCase() === 'xml')
+    return { message: target === 'xml' ? ParserMessages.declarationNotFirst : ParserMessages.invalidPIName(target), index };
   if (end >= source.length) return { message: ParserMessages.unexpectedEof, index: end };
-  if (!isSpace(source.charCodeAt(end)) && !source.startsWith('?>', end)) return { message: ParserMessages.nameChar(...argsAt(source, end)), index: end };
+  if (!isSpace(source.charCodeAt(end)) && !source.startsWith('?>', end))
+    return { message: ParserMessages.nameChar(...argsAt(source, end)), index: end };
   return null;
 }
 

@@ -52,7 +52,8 @@ export class HttpGateway implements SmsGateway {
       });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
-      const why = e.name === 'TimeoutError' ? `no answer within ${this.config.timeoutMs} ms` : `request failed (${e.cause?.code ?? e.message})`;
+      const why =
+        e.name === 'TimeoutError' ? `no answer within ${this.config.timeoutMs} ms` : `request failed (${e.cause?.code ?? e.message})`;
       throw new GatewayError(why, true, !NOT_SENT.has(e.cause?.code ?? ''));
     }
     const text = await response.text().catch(() => '');

@@ -127,8 +127,10 @@ export async function pgSchemaState(client: Queryable): Promise<{ version: numbe
     "SELECT to_regclass('schema_version') IS NOT NULL AS versions, to_regclass('schema_compat') IS NOT NULL AS compat",
   );
   const { versions, compat } = tables.rows[0]!;
-  const version = versions ? (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v ?? 0 : 0;
-  const oldest = compat ? (await client.query<{ o: number }>('SELECT oldest_version AS o FROM schema_compat')).rows[0]?.o ?? null : null;
+  const version = versions
+    ? ((await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v ?? 0)
+    : 0;
+  const oldest = compat ? ((await client.query<{ o: number }>('SELECT oldest_version AS o FROM schema_compat')).rows[0]?.o ?? null) : null;
   return { version, oldest };
 }
 

@@ -112,7 +112,9 @@ export const MIGRATIONS: readonly Migration[] = [
 export function schemaState(db: Database.Database): { version: number; oldest: number | null } {
   const version = db.pragma('user_version', { simple: true }) as number;
   const hasCompat = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_compat'").get() !== undefined;
-  const row = hasCompat ? (db.prepare('SELECT oldest_version AS oldest FROM schema_compat').get() as { oldest: number } | undefined) : undefined;
+  const row = hasCompat
+    ? (db.prepare('SELECT oldest_version AS oldest FROM schema_compat').get() as { oldest: number } | undefined)
+    : undefined;
   return { version, oldest: row?.oldest ?? null };
 }
 
