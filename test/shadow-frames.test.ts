@@ -1,6 +1,7 @@
 import zlib from 'node:zlib';
 import type { CopyJob } from '../src/shadow/frames';
-import { FrameReader, frameSize, FrameWriter } from '../src/shadow/frames';
+import { FrameWriter } from '../src/shadow/frame-writer';
+import { FrameReader, frameSize } from '../src/shadow/frames';
 import { lastingBodies } from '../src/transport/exchange';
 
 /** The copies' wire between the service and its copier (src/shadow/frames.ts): what goes in comes out. */

@@ -8,7 +8,7 @@ import client from 'prom-client';
 import { ask, type Case } from '../scripts/legacy/ask';
 import { format, summarise } from '../scripts/shadow-report';
 import type { Answer } from '../src/shadow/compare';
-import { copyRule } from '../src/shadow/mirror';
+import { copyRule } from '../src/shadow/copy-rule';
 import { latestDifferences } from '../src/console/differences';
 import { maskText as mask } from '../src/basics/mask';
 import type { DifferenceLine } from '../src/shadow/report';

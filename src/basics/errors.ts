@@ -4,6 +4,7 @@ import { quotedPiece } from './request-validation';
  * Every fault and error text the service can answer, in the words of an ASP.NET ASMX host. Each
  * binding renders an AsmxError its own way (a SOAP 1.1 or 1.2 fault, or an HTTP text error, whose
  * every message is HTML-encoded as it is written); the wording lives only here, as plain text.
+ * One file past 300 lines on purpose: the catalogue is read as a whole, one place for every text.
  */
 
 /**

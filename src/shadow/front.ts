@@ -6,7 +6,8 @@ import { HostErrors } from '../basics/errors';
 import { answerCap } from './budget';
 import { ANSWER_HEADERS } from './compare';
 import { countShadow, type DropReason } from './metrics';
-import { copyRule, forwardable, HOP_BY_HOP, type Mirror } from './mirror';
+import { copyRule, forwardable, HOP_BY_HOP } from './copy-rule';
+import type { Mirror } from './mirror';
 
 /** ASP.NET's default executionTimeout: the longest the legacy host itself lets a request run. */
 const LEGACY_TIMEOUT_MS = 110_000;

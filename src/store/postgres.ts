@@ -1,3 +1,9 @@
+/**
+ * The Store on PostgreSQL (store.ts says what a Store is): the pool, its named statements, the
+ * imports by COPY, the roster cache kept fresh by NOTIFY (pg-changes.ts) and the outbox (outbox.ts,
+ * shared with SQLite). Past 300 lines: every method of the Store, each a statement and how it is
+ * retried when the connection, not the statement, failed; the SQL itself is in sql.ts.
+ */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Client, type ClientConfig, Pool, type QueryConfig, type QueryResult } from 'pg';
