@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import { parseMetrics, total } from '../src/console/prom-text';
+import { total } from '../src/console/samples';
+import { parseMetrics } from './helpers/prom-text';
 import { Copier, type CopyResult } from '../src/shadow/copier';
 import { frameSize } from '../src/shadow/frames';
 import { request, servicesPerTest, type Service } from './helpers/service';

@@ -229,14 +229,29 @@ export async function scrape(): Promise<Scrape> {
   return { contentType: registry.contentType, body: `${await registry.metrics()}\n${await listenerMetrics()}` };
 }
 
+/** One value of a metric, as the console reads it: a histogram's as its `_bucket`, `_sum` and `_count`. */
+export interface MetricSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
 /**
- * Only the metrics named, in the text format: what the console reads every few seconds. Reading the
- * whole registry would run every collector, and the event-loop delay's starts afresh at each read:
- * its max must stay the worst stall between Prometheus's scrapes, not between the console's.
+ * Only the metrics named, as prom-client holds them (objects, not text read back): what the console
+ * reads every few seconds. Reading the whole registry would run every collector, and the event-loop
+ * delay's starts afresh at each read: its max must stay the worst stall between Prometheus's
+ * scrapes, not between the console's.
  */
-export async function scrapeOnly(names: readonly string[]): Promise<string> {
-  const known = names.filter((n) => registry.getSingleMetric(n) !== undefined);
-  return (await Promise.all(known.map((n) => registry.getSingleMetricAsString(n)))).join('\n');
+export async function samplesOf(names: readonly string[]): Promise<MetricSample[]> {
+  const metrics = names.flatMap((n) => registry.getSingleMetric(n) ?? []);
+  const read = await Promise.all(metrics.map((m) => m.get()));
+  return read.flatMap((m) =>
+    m.values.map((v) => ({
+      name: (v as { metricName?: string }).metricName ?? m.name,
+      labels: Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)])),
+      value: v.value,
+    })),
+  );
 }
 
 /** In a cluster worker: answer the primary's AggregatorRegistry with this registry. */

@@ -1,4 +1,4 @@
-import type { Sample } from './prom-text';
+import type { Sample } from './samples';
 
 /**
  * The counters the console charts, each kept by the labels it shows only (the endpoint follows from

@@ -5,7 +5,7 @@ import { NO_TOTALS, type ShadowTotals, type Store } from '../store/store';
 import { latestDifferences } from './differences';
 import { History, TRACKED_METRICS } from './history';
 import { renderPage } from './page';
-import { parseMetrics, type Sample } from './prom-text';
+import type { Sample } from './samples';
 import { STYLE } from './style';
 import type { ConsoleView } from './view';
 
@@ -18,10 +18,10 @@ import type { ConsoleView } from './view';
 export interface ConsoleSources {
   config: Config;
   /**
-   * The text of the metrics named, as /metrics writes them: this process's, or each worker's one
-   * after the other (the console sums by labels, so they add up as /metrics sums them).
+   * The samples of the metrics named: this process's, or each worker's, all together (the console
+   * sums by labels, so they add up as /metrics sums them).
    */
-  metrics(names: readonly string[]): Promise<string>;
+  metrics(names: readonly string[]): Promise<Sample[]>;
   readiness(): Promise<{ ready: boolean; reason?: string }>;
   /** The store, for the outbox's state (pending and their age, the last failures). */
   store: Store;
@@ -75,7 +75,7 @@ export function createConsole(sources: ConsoleSources): Console {
   let reading: Promise<unknown> = Promise.resolve();
   const sample = (): Promise<Sample[]> => {
     const next = reading.then(async () => {
-      const samples = parseMetrics(await sources.metrics(READ));
+      const samples = await sources.metrics(READ);
       const now = Date.now();
       history.record(samples, now);
       return samples;

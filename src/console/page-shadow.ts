@@ -2,7 +2,7 @@ import { escapeMarkup as e } from '../basics/escape';
 import type { Answer } from '../shadow/compare';
 import type { DifferenceLine } from '../shadow/report';
 import { chartPair, count, nameOf } from './charts';
-import { total } from './prom-text';
+import { total } from './samples';
 import type { ConsoleView } from './view';
 
 /** The outcomes of asmx_shadow_exchanges_total in the table's order, as the table heads them. */

@@ -1,7 +1,7 @@
 import { escapeMarkup as e } from '../basics/escape';
 import { maskPhone, maskText as mask } from '../basics/mask';
 import { count, metricsPair, nameOf } from './charts';
-import { total } from './prom-text';
+import { total } from './samples';
 import { PENDING_TOO_OLD_MS, span } from './verdict';
 import type { ConsoleView } from './view';
 

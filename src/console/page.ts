@@ -1,7 +1,7 @@
 import { buildText } from '../basics/build-info';
 import { escapeMarkup as e } from '../basics/escape';
 import { chartPair, count, figure, ms, nameOf, WINDOWS } from './charts';
-import { total } from './prom-text';
+import { total } from './samples';
 import { shadowSection } from './page-shadow';
 import { smsSection } from './page-sms';
 import type { Line } from './svg';

@@ -1,3 +1,4 @@
+import type { MetricSample } from '../app/metrics';
 import type { LogLine, LogWritten } from '../shadow/log-relay';
 import type { Readiness } from './admin';
 
@@ -21,7 +22,7 @@ export type ToWorker =
 export type ToPrimary =
   | { type: 'serving' }
   | ({ type: 'readyz'; id: number } & Readiness)
-  | { type: 'metrics'; id: number; text: string }
+  | { type: 'metrics'; id: number; samples: MetricSample[] }
   | { type: 'taken'; connection: number }
   | { type: 'missed'; connection: number }
   | { type: 'closed'; connection: number }

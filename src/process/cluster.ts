@@ -3,7 +3,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
-import { connectionCap, listenerMetrics } from '../app/metrics';
+import { connectionCap, listenerMetrics, type MetricSample } from '../app/metrics';
 import { type Console, createConsole } from '../console';
 import { writeForWorkers } from '../shadow/log-relay';
 import { STOP_SETTLE_MAX_MS } from '../shadow/mirror';
@@ -225,17 +225,17 @@ const ask = (worker: Worker): Promise<Readiness> =>
   );
 
 /**
- * The console's metrics: each serving worker's text of the metrics named, one after the other (the
+ * The console's metrics: each serving worker's samples of the metrics named, all together (the
  * console sums what it reads by labels, so the workers' counts add up as in /metrics). A worker that
  * does not answer in time adds nothing to this read.
  */
-async function workersMetrics(workers: readonly Worker[], names: readonly string[]): Promise<string> {
-  const texts = await Promise.all(
+async function workersMetrics(workers: readonly Worker[], names: readonly string[]): Promise<MetricSample[]> {
+  const each = await Promise.all(
     workers.map((w) =>
-      question(w, { type: 'metrics?', id: ++nextQuestion, names: [...names] }, (m) => (m.type === 'metrics' ? m.text : undefined), ''),
+      question(w, { type: 'metrics?', id: ++nextQuestion, names: [...names] }, (m) => (m.type === 'metrics' ? m.samples : undefined), []),
     ),
   );
-  return texts.join('\n');
+  return each.flat();
 }
 
 /** Sends `message` to a worker and resolves with what `answer` reads from its reply (same id), or `otherwise` after READY_ASK_MS. */

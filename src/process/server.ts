@@ -16,7 +16,7 @@ import { type Readiness, createAdminServer } from './admin';
 import { adminHosts } from './admin-hosts';
 import { ADMIN_LISTENER, exitStart, listenOrExit, SERVICE_LISTENER } from './listen';
 import { log } from '../basics/log';
-import { connectionCap, scrape, scrapeOnly, watchStore } from '../app/metrics';
+import { connectionCap, samplesOf, scrape, watchStore } from '../app/metrics';
 import { type Drainable, drainable, isStopping } from './shutdown';
 import type { ToPrimary, ToWorker } from './cluster-messages';
 import { socketOf } from './handover';
@@ -105,7 +105,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
       if (m.type === 'connection') take(m.connection, handle);
       else if (m.type === 'shutdown') stop('primary');
       else if (m.type === 'readyz?') void readinessOf(store).then((r) => send({ type: 'readyz', id: m.id, ...r }));
-      else if (m.type === 'metrics?') void scrapeOnly(m.names).then((text) => send({ type: 'metrics', id: m.id, text }));
+      else if (m.type === 'metrics?') void samplesOf(m.names).then((samples) => send({ type: 'metrics', id: m.id, samples }));
       else if (m.type === 'shadow-logged') relay?.written(m);
       // The primary's cap reached by an address: one of its idle connections here gives way.
       else if (m.type === 'shed?') send({ type: 'shed', id: m.id, closed: idleConnections.evict(m.key) });
@@ -128,7 +128,7 @@ export async function serve(config: Config, role: 'single' | 'worker'): Promise<
   // Both listeners open before the start line: a start that fails on the admin port never said "listening".
   if (config.adminPort !== 0) {
     const readiness = () => readinessOf(store);
-    cutover = createConsole({ config, metrics: scrapeOnly, readiness, store });
+    cutover = createConsole({ config, metrics: samplesOf, readiness, store });
     admin = createAdminServer({ metrics: scrape, readiness, note: smsReadiness(config.sms), console: cutover }, adminHosts(config));
     await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
   }
