@@ -4,6 +4,7 @@ import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
 import { connectionCap, listenerMetrics, type MetricSample } from '../app/metrics';
+import type { RowCounts, Store } from '../store/store';
 import { type Console, createConsole } from '../console';
 import { writeForWorkers } from '../shadow/log-relay';
 import { STOP_SETTLE_MAX_MS } from '../shadow/mirror';
@@ -47,49 +48,100 @@ const EXIT_MARGIN_MS = 2000;
  * not taken goes to another worker, what it had taken closed with it (handover.ts).
  */
 export async function runPrimary(config: Config): Promise<void> {
-  // Migrations run here, once, before any worker opens the file; the counts are for the start line.
-  // The console (with the admin listener) keeps the connection for the outbox's state.
-  const store = await openStoreOrExit(config);
-  const counts = await store.counts();
-  if (config.adminPort === 0) await store.close();
+  const primary = new Primary(config);
+  await primary.open();
+  await primary.listen();
+  await primary.startAdmin();
+  // Forked once both ports are open: a failed start ends with its error line, no worker's after it.
+  for (let i = 0; i < config.workers; i += 1) primary.fork();
+  // The workers are told once, by message (a signal sent to the process group reaches them too).
+  onStopSignals({ stop: (reason) => primary.stopAll(reason), exitNow: () => primary.exitNow(), watchNpm: true });
+}
 
-  let announced = false;
-  let exitCode = 0;
-  const handout = new Handout(connectionCap(config.connections), config.connections.perAddress);
-  const { serving } = handout;
+/** The primary's state and its steps, in the order runPrimary takes them. */
+class Primary {
+  private store!: Store;
+  private counts!: RowCounts;
+  private listener!: net.Server;
+  private port = 0;
+  private announced = false;
+  private exitCode = 0;
+  private readonly handout: Handout;
   /** Workers forked whose process has not yet closed (exited, and its channel read to the end). */
-  const alive = new Set<Worker>();
-
-  const listener = net.createServer({ pauseOnConnect: true }, (socket) => handout.accept(socket));
-  const port = await listenOrExit(listener, config.port, config.host, SERVICE_LISTENER);
-
-  // The one writer of the differences log: workers send their lines here (shadow/log-relay.ts).
-  const differences =
-    config.shadow?.log != null
-      ? writeForWorkers(config.shadow.log, { maxBytes: config.shadow.logMaxBytes, keepFree: config.shadow.logKeepFree })
-      : null;
-
-  const restarts = new Restarts();
+  private readonly alive = new Set<Worker>();
+  private readonly restarts = new Restarts();
   /** Replacements waiting for their backoff. */
-  const pending = new Set<NodeJS.Timeout>();
-  const fork = () => {
+  private readonly pending = new Set<NodeJS.Timeout>();
+  /** The one writer of the differences log: workers send their lines here (shadow/log-relay.ts). */
+  private readonly differences: ReturnType<typeof writeForWorkers> | null;
+  private admin: http.Server | null = null;
+  private cutover: Console | null = null;
+
+  constructor(private readonly config: Config) {
+    this.handout = new Handout(connectionCap(config.connections), config.connections.perAddress);
+    this.differences =
+      config.shadow?.log != null
+        ? writeForWorkers(config.shadow.log, { maxBytes: config.shadow.logMaxBytes, keepFree: config.shadow.logKeepFree })
+        : null;
+  }
+
+  /**
+   * Migrations run here, once, before any worker opens the file; the counts are for the start line.
+   * The console (with the admin listener) keeps the connection for the outbox's state.
+   */
+  async open(): Promise<void> {
+    this.store = await openStoreOrExit(this.config);
+    this.counts = await this.store.counts();
+    if (this.config.adminPort === 0) await this.store.close();
+  }
+
+  /** The service's port, held here: each accepted connection is handed to a worker (handover.ts). */
+  async listen(): Promise<void> {
+    this.listener = net.createServer({ pauseOnConnect: true }, (socket) => this.handout.accept(socket));
+    this.port = await listenOrExit(this.listener, this.config.port, this.config.host, SERVICE_LISTENER);
+  }
+
+  /** The admin listener: the workers' metrics summed, readiness asked of each, the console. */
+  async startAdmin(): Promise<void> {
+    const { config } = this;
+    if (config.adminPort === 0) return;
+    const { serving } = this.handout;
+    const aggregator = new client.AggregatorRegistry();
+    // The workers' metrics summed, and the listening socket's, which only this process keeps.
+    const metrics = async () => ({
+      contentType: aggregator.contentType,
+      body: `${await aggregator.clusterMetrics()}\n${await listenerMetrics()}`,
+    });
+    const readiness = () => clusterReadiness(serving);
+    this.cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store: this.store });
+    this.admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: this.cutover }, adminHosts(config));
+    await listenOrExit(this.admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
+    log.info('admin listener', {
+      url: `http://${config.adminHost}:${config.adminPort}/`,
+      paths: ['/metrics', '/healthz', '/readyz', '/console'],
+    });
+  }
+
+  /** A worker, in the handout's turn once it says it serves; replaced (with backoff) when it dies. */
+  fork(): void {
+    const { config, handout, restarts } = this;
     const worker = cluster.fork();
-    alive.add(worker);
+    this.alive.add(worker);
     let steady: NodeJS.Timeout | undefined;
     /** Whether it started: said it serves (it may have been taken out of the turn since). */
     let served = false;
     worker.on('message', (m: ToPrimary) => {
       handout.heard(worker, m);
       if (m.type === 'shadow-log')
-        differences?.take(m, (answer) => worker.isConnected() && worker.send(answer satisfies ToWorker, undefined, () => undefined));
+        this.differences?.take(m, (answer) => worker.isConnected() && worker.send(answer satisfies ToWorker, undefined, () => undefined));
       if (m.type !== 'serving') return;
       served = true;
       handout.serve(worker);
       restarts.started();
       steady = setTimeout(() => restarts.steady(), RESTART_POLICY.steadyMs).unref();
-      if (!announced && serving.length === config.workers) {
-        announced = true;
-        log.info(startLine(config, port, counts, config.workers), { sms: smsSummary(config.sms) });
+      if (!this.announced && handout.serving.length === config.workers) {
+        this.announced = true;
+        log.info(startLine(config, this.port, this.counts, config.workers), { sms: smsSummary(config.sms) });
       }
     });
     // No connection more for a worker that exited; what it was handed is settled once its channel is
@@ -99,60 +151,40 @@ export async function runPrimary(config: Config): Promise<void> {
       handout.retire(worker);
     });
     worker.process.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
-      alive.delete(worker);
+      this.alive.delete(worker);
       handout.ended(worker);
-      ended(worker, served, code, signal);
+      this.ended(worker, served, code, signal);
     });
-  };
+  }
 
-  function ended(worker: Worker, served: boolean, code: number | null, signal: NodeJS.Signals | null): void {
+  private ended(worker: Worker, served: boolean, code: number | null, signal: NodeJS.Signals | null): void {
     if (isStopping()) {
-      if (code !== 0) exitCode = 1;
-      if (alive.size === 0) finish();
+      if (code !== 0) this.exitCode = 1;
+      if (this.alive.size === 0) this.finish();
       return;
     }
-    const inMs = restarts.exited(served, serving.length);
+    const inMs = this.restarts.exited(served, this.handout.serving.length);
     const fields = { workerPid: worker.process.pid, exitCode: code, signal };
     if (inMs === null) {
-      log.error('workers keep failing to start and none is serving; stopping', { ...fields, failedStarts: restarts.failures });
-      exitCode = 1;
-      return stopAll('workers fail to start');
+      log.error('workers keep failing to start and none is serving; stopping', { ...fields, failedStarts: this.restarts.failures });
+      this.exitCode = 1;
+      return this.stopAll('workers fail to start');
     }
     if (served) log.warn('worker died; starting another', { ...fields, inMs });
-    else log.error('a worker failed to start; starting another', { ...fields, failedStarts: restarts.failures, inMs });
+    else log.error('a worker failed to start; starting another', { ...fields, failedStarts: this.restarts.failures, inMs });
     const timer = setTimeout(() => {
-      pending.delete(timer);
-      fork();
+      this.pending.delete(timer);
+      this.fork();
     }, inMs);
-    pending.add(timer);
+    this.pending.add(timer);
   }
 
-  let admin: http.Server | null = null;
-  let cutover: Console | null = null;
-  if (config.adminPort !== 0) {
-    const aggregator = new client.AggregatorRegistry();
-    // The workers' metrics summed, and the listening socket's, which only this process keeps.
-    const metrics = async () => ({
-      contentType: aggregator.contentType,
-      body: `${await aggregator.clusterMetrics()}\n${await listenerMetrics()}`,
-    });
-    const readiness = () => clusterReadiness(serving);
-    cutover = createConsole({ config, metrics: (names) => workersMetrics(serving, names), readiness, store });
-    admin = createAdminServer({ metrics, readiness, note: smsReadiness(config.sms), console: cutover }, adminHosts(config));
-    await listenOrExit(admin, config.adminPort, config.adminHost, ADMIN_LISTENER);
-    log.info('admin listener', {
-      url: `http://${config.adminHost}:${config.adminPort}/`,
-      paths: ['/metrics', '/healthz', '/readyz', '/console'],
-    });
-  }
-  // Forked once both ports are open: a failed start ends with its error line, no worker's after it.
-  for (let i = 0; i < config.workers; i += 1) fork();
-
-  function stopAll(reason: string): void {
+  stopAll(reason: string): void {
+    const { config } = this;
     if (isStopping()) return;
     markStopping();
-    for (const timer of pending) clearTimeout(timer);
-    pending.clear();
+    for (const timer of this.pending) clearTimeout(timer);
+    this.pending.clear();
     // A worker's copies in flight get their short chance to settle after the drain (shadow/mirror.ts).
     const shadowSettleMs = config.shadow === null ? 0 : Math.min(config.shadow.timeoutMs, STOP_SETTLE_MAX_MS);
     const killAfterMs =
@@ -160,11 +192,11 @@ export async function runPrimary(config: Config): Promise<void> {
     log.info('stopping workers', { reason, timeoutMs: config.shutdownTimeoutMs, drainDelayMs: config.drainDelayMs, killAfterMs });
     setTimeout(() => {
       log.error('workers still running after the shutdown time-out; killing them');
-      for (const worker of alive) worker.process.kill('SIGKILL');
-      exitCode = 1;
-      finish();
+      for (const worker of this.alive) worker.process.kill('SIGKILL');
+      this.exitCode = 1;
+      this.finish();
     }, killAfterMs).unref();
-    void closeThenStopWorkers();
+    void this.closeThenStopWorkers();
   }
 
   /**
@@ -172,35 +204,31 @@ export async function runPrimary(config: Config): Promise<void> {
    * drain delay; then the listener closes without resetting a connection, the connections held
    * meanwhile go to the workers, and only then are the workers told to stop (after those, in order).
    */
-  async function closeThenStopWorkers(): Promise<void> {
-    if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
-    handout.hold();
+  private async closeThenStopWorkers(): Promise<void> {
+    if (this.config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, this.config.drainDelayMs));
+    this.handout.hold();
     // The sockets closeListener returns are those the handout holds, with their connection-cap tickets.
-    await closeListener(listener);
-    handout.release();
+    await closeListener(this.listener);
+    this.handout.release();
     // A worker that is going away is not told (the send fails): it ends all the same.
-    for (const worker of alive) worker.send({ type: 'shutdown' } satisfies ToWorker, undefined, undefined, () => undefined);
-    if (alive.size === 0) finish();
+    for (const worker of this.alive) worker.send({ type: 'shutdown' } satisfies ToWorker, undefined, undefined, () => undefined);
+    if (this.alive.size === 0) this.finish();
   }
 
-  function finish(): void {
-    admin?.close();
-    cutover?.close();
+  private finish(): void {
+    this.admin?.close();
+    this.cutover?.close();
     // The console's connection, closed without waiting: the process ends now either way.
-    if (cutover !== null) void store.close().catch(() => undefined);
-    log.info('stopped', { exitCode });
-    process.exit(exitCode);
+    if (this.cutover !== null) void this.store.close().catch(() => undefined);
+    log.info('stopped', { exitCode: this.exitCode });
+    process.exit(this.exitCode);
   }
 
-  // The workers are told once, by message (a signal sent to the process group reaches them too).
-  onStopSignals({
-    stop: stopAll,
-    exitNow: () => {
-      for (const worker of alive) worker.process.kill('SIGKILL');
-      process.exit(1);
-    },
-    watchNpm: true,
-  });
+  /** A second stop signal: the workers killed, and out at once. */
+  exitNow(): void {
+    for (const worker of this.alive) worker.process.kill('SIGKILL');
+    process.exit(1);
+  }
 }
 
 let nextQuestion = 0;
