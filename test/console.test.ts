@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { recordExchange, samplesOf, scrape } from '../src/app/metrics';
-import type { Exchange } from '../src/transport/exchange';
+import type { Exchange } from '../src/transport/types';
 import { loadConfig } from '../src/config';
 import { createConsole } from '../src/console';
 import { History, KEPT_MINUTES } from '../src/console/history';

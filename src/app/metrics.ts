@@ -6,7 +6,7 @@ import type { Store } from '../store/store';
 import { ConnectionCap } from '../transport/connection-cap';
 import { pacing } from '../transport/pacing';
 import { closedConnections } from '../transport/closed';
-import type { Exchange } from '../transport/exchange';
+import type { Exchange } from '../transport/types';
 
 /**
  * The service's Prometheus metrics, in prom-client's global registry: with several workers, the

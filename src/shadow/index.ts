@@ -1,8 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Request, Response } from '../transport/types';
+import type { Exchange, Request, Response } from '../transport/types';
 import type { Config, ShadowConfig } from '../config';
-import type { Exchange } from '../transport/exchange';
 import type { RequestTap } from '../transport/exchange';
 import { createServer } from '../transport/server';
 import { ANSWER_HEADERS } from './compare';

@@ -20,7 +20,7 @@ export function setCaller(res: Response, caller: Caller): void {
 
 /** The request's caller; a request that did not pass the request hooks has none. */
 export function callerOf(res: Response): Caller {
-  return (res.locals.caller as Caller | undefined) ?? NO_CALLER;
+  return res.locals.caller ?? NO_CALLER;
 }
 
 /**

@@ -1,28 +1,5 @@
-import type { Request, Response } from './types';
 import type { AsmxError } from '../basics/errors';
-
-export type Binding = 'soap11' | 'soap12' | 'httpget' | 'httppost' | 'documentation';
-
-/**
- * What a request turned out to be, filled in by whoever learns it (routing, a binding) and read once
- * by the request hooks when the answer is finished: the bindings report here and never log or count
- * themselves.
- */
-export interface Exchange {
-  requestId: string;
-  endpoint?: string;
-  /** Only names from the contract, so that metrics labels stay a small fixed set. */
-  operation?: string;
-  binding?: Binding;
-  /** The fault code of a SOAP fault or HTTP error text, in SOAP 1.1 words (Client, Server, ...). */
-  fault?: AsmxError['side'];
-  /** Why a request was refused or failed, in words for the log: the parser's, the limit's, the missing parameter's; never a value. */
-  reason?: string;
-  /** An unexpected failure behind a generic answer; logged with its stack and the request id. */
-  error?: unknown;
-  /** The answer's body as it went out (bindings/send.ts): what shadow traffic compares, kept by reference. */
-  body?: string | Uint8Array;
-}
+import type { Exchange, Request, Response } from './types';
 
 /**
  * Bodies that never change once sent: the bytes the bindings keep with a frozen (cached) result
@@ -31,7 +8,7 @@ export interface Exchange {
 export const lastingBodies = new WeakSet<Uint8Array>();
 
 export function exchangeOf(res: Response): Exchange {
-  const locals = res.locals as { exchange?: Exchange; requestId?: string };
+  const { locals } = res;
   return (locals.exchange ??= { requestId: locals.requestId ?? '' });
 }
 
