@@ -10,7 +10,7 @@ import type { Protocol } from '../../config';
 import { send } from '../send';
 import { urlDecode } from '../../basics/url-decode';
 import { decodeEnvelope } from './encoding';
-import { createNodeSoapEndpoint, type NodeSoapOperation } from './node-soap';
+import { checkWsdl } from './node-soap';
 import { quickScan } from './quick-scan';
 import { type EnvelopeScan, lineAndColumn, type OperationPlan, type QName, type ReadPlan, scanEnvelope, type XmlLimits } from './scan';
 import { APPLICATION_SOAP, type ContentType, isSoap, parseContentType, TEXT_XML } from './content-type';
@@ -19,22 +19,17 @@ import { Soap11, Soap12, type SoapVersion, versionOfEnvelope } from '../../contr
 /**
  * SOAP 1.1 and 1.2 on `POST /<Endpoint>.asmx`.
  *
- * ASMX decides a request's fate in an order node-soap does not follow, so this front does that part:
- * the version from Content-Type and SOAPAction, routing by SOAPAction (1.1) or by the `action`
- * parameter then the Body's first element (1.2), a refusal of malformed XML and DTDs, and the envelope
- * version of the answer. node-soap then dispatches the operation it binds in the WSDL, calls the
- * service and writes the answer, through hooks that give it ASMX's envelope and faults.
- *
- * The envelope is parsed once, by the front's scan: node-soap is handed the arguments the scan read
- * (exactly the values its own parse of the operation element would give) and its dispatch is called
- * directly, so the hot path does not pay for a second XML parse, URL parsing and a walk over the
- * WSDL's ports for every request.
+ * Decided in ASMX's order: the version from Content-Type and SOAPAction, routing by SOAPAction (1.1)
+ * or by the `action` parameter then the Body's first element (1.2), a refusal of malformed XML and
+ * DTDs, the operation called with the arguments the envelope's one scan read, and its answer or fault
+ * written in ASMX's envelope of the request's version. node-soap reads the hand-written WSDL at start
+ * and must find the contract there (node-soap.ts); nothing of it runs per request.
  *
  * Past 300 lines on purpose: the front's decisions are one sequence in ASMX's order, read from top to
  * bottom here; the reading of the envelope itself is in scan.ts, builder.ts and reading.ts.
  */
 
-/** What the front learned about a request, handed to the operation through node-soap's request. */
+/** What the front learned about a request, handed to the operation it calls. */
 interface RequestContext {
   scan: EnvelopeScan;
   caller: Caller;
@@ -73,9 +68,10 @@ export interface SoapBindingOptions {
 export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapHandler> {
   const { endpoint, ns } = opts;
   const byAction = new Map(endpoint.operations.map((op) => [soapActionOf(ns, op.name), op]));
+  await checkWsdl(opts.wsdl, endpoint);
   const servers = {
-    '1.1': await nodeSoapServer(opts, Soap11),
-    '1.2': await nodeSoapServer(opts, Soap12),
+    '1.1': soapServer(opts, Soap11),
+    '1.2': soapServer(opts, Soap12),
   };
 
   // With one version switched off, every request goes through the other's routing, and an envelope
@@ -175,8 +171,6 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
     const result = await servers[version.name].call(op, operationArguments(op, scan), context);
     if (context.fault !== undefined) reportFault(res, context.fault, context.cause);
     if (result.statusCode === 200) return sendSoap(res, 200, version, result.body, 'private, max-age=0');
-    // node-soap's own failures (not ours) are text we must not pass on.
-    if (typeof result.body !== 'string' || !result.body.startsWith('<?xml')) return sendFault(res, version, Errors.internal(), result.body);
     return sendSoap(res, result.statusCode, version, result.body, context.invoked === true ? 'private, max-age=0' : 'private');
   };
 
@@ -204,9 +198,8 @@ export async function createSoapBinding(opts: SoapBindingOptions): Promise<SoapH
 }
 
 /**
- * The operation's arguments as ASMX's XmlSerializer read them (reading.ts): the values node-soap's
- * parse of the operation element would give (the text as written, white space kept), null when no
- * parameter was read at all.
+ * The operation's arguments as ASMX's XmlSerializer read them (reading.ts): the text as written, white
+ * space kept, null when no parameter was read at all.
  */
 function operationArguments(op: OperationSpec, scan: EnvelopeScan): Record<string, string | null> | null {
   let args: Record<string, string | null> | null = null;
@@ -228,7 +221,7 @@ function operationPlan(op: OperationSpec, ns: string): OperationPlan {
   return { ns, name: op.name, params: op.params.map((p) => (p.type === 'char' ? { name: p.name, check: charCheck } : { name: p.name })) };
 }
 
-/** One endpoint's node-soap server for one SOAP version, and how to call an operation on it. */
+/** One endpoint's operations for one SOAP version: each run with the arguments read, its answer or fault in ASMX's envelope. */
 interface SoapServer {
   call(
     op: OperationSpec,
@@ -237,44 +230,31 @@ interface SoapServer {
   ): Promise<{ body: string | Buffer; statusCode: number }>;
 }
 
-/** One node-soap server for one endpoint and one SOAP version, writing ASMX envelopes and faults. */
-async function nodeSoapServer(opts: SoapBindingOptions, version: SoapVersion): Promise<SoapServer> {
+function soapServer(opts: SoapBindingOptions, version: SoapVersion): SoapServer {
   const { endpoint, ns } = opts;
-  const operations = new Map<string, NodeSoapOperation<RequestContext>>();
+  const kept = new KeptBytes();
+  const runs = new Map<string, SoapServer['call']>();
   for (const op of endpoint.operations) {
     const run = opts.operations.get(op.name);
     if (run === undefined) throw new Error(`no implementation for ${endpoint.name}.${op.name}`);
     const writer = compileAnswerWriter(op, ns);
-    operations.set(op.name, async (args, context) => {
+    runs.set(op.name, async (_op, args, context) => {
       try {
-        const values = readArguments(op, args);
+        const values = readArguments(op, args ?? {});
         // Headers are checked once parameters are read, before the operation runs.
         context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
         const result = await run(context.caller, ...values);
         context.result = result;
-        return writer.soap(result);
+        return { body: kept.of(result, () => version.envelope(writer.soap(result))), statusCode: 200 };
       } catch (e) {
         context.fault = e instanceof AsmxError ? e : Errors.internal();
         context.cause = e;
-        throw context.fault;
+        return { body: version.fault(context.fault), statusCode: 500 };
       }
     });
   }
-  const server = await createNodeSoapEndpoint({
-    name: endpoint.name,
-    wsdl: opts.wsdl,
-    operations,
-    envelope: (body) => version.envelope(body),
-    fault: (thrown) => version.fault(thrown instanceof AsmxError ? thrown : Errors.internal()),
-  });
-  const kept = new KeptBytes();
-  return {
-    call: async (op, args, context) => {
-      const { body, statusCode } = await server.call(op.name, args, context);
-      return statusCode === undefined ? { body: kept.of(context.result, () => body), statusCode: 200 } : { body, statusCode };
-    },
-  };
+  return { call: (op, args, context) => runs.get(op.name)!(op, args, context) };
 }
 
 /** The operation's arguments in contract order; a char's code was checked when it was read. */

@@ -1,0 +1,59 @@
+import { checkWsdl, contractMismatches, describeWsdl } from '../src/bindings/soap/node-soap';
+import { ENDPOINTS } from '../src/contract/operations';
+import { WsdlCatalog } from '../src/pages/wsdl';
+
+/**
+ * node-soap through its public API only (src/bindings/soap/node-soap.ts): it reads each hand-written
+ * WSDL, and what it describes must be the contract. What this relies on of node-soap (`soap.WSDL`,
+ * `onReady`, `describeServices()` and how it writes the parameters) is held here, so a soap upgrade
+ * that changes it fails by name; and a WSDL that parts from the contract fails the start.
+ */
+const catalog = new WsdlCatalog('http://tempuri.org/');
+const wsdlOf = (name: string) => catalog.text(name, `http://localhost/${name}.asmx`);
+const endpoint = (name: string) => ENDPOINTS.find((e) => e.name === name)!;
+
+test.each(ENDPOINTS.map((e) => [e.name]))('%s.wsdl as served: node-soap reads it, and every SOAP port is the contract', async (name) => {
+  const described = await describeWsdl(wsdlOf(name), `http://localhost/${name}.asmx`);
+  expect(Object.keys(described[name] ?? {}).sort()).toEqual([`${name}Soap`, `${name}Soap12`]);
+  expect(contractMismatches(described, endpoint(name))).toEqual([]);
+});
+
+test("node-soap describes a port's operation by its parameters, in order, with their schema types", async () => {
+  const described = await describeWsdl(wsdlOf('NotificationNotes'), 'http://localhost/NotificationNotes.asmx');
+  const input = described.NotificationNotes!.NotificationNotesSoap!.GetStudentSchool!.input!;
+  expect(Object.entries(input).filter(([k]) => !k.startsWith('targetNS'))).toEqual([
+    ['school_base_url', 's:string'],
+    ['show_active', 'char|s:unsignedShort'],
+  ]);
+});
+
+describe('a WSDL that parts from the contract fails the start, naming the operation', () => {
+  const school = wsdlOf('NotificationNotes');
+  test.each([
+    [
+      'a renamed part',
+      school.replaceAll('name="school_base_url"', 'name="school_url"'),
+      /GetStudentSchool takes \(school_url: s:string, show_active/,
+    ],
+    [
+      'two parts swapped',
+      school.replace(
+        /(<s:element minOccurs="0" maxOccurs="1" name="school_base_url" type="s:string" \/>)\s*(<s:element minOccurs="1" maxOccurs="1" name="show_active" type="s1:char" \/>)/,
+        '$2$1',
+      ),
+      /GetStudentSchool takes \(show_active: char\|s:unsignedShort, school_base_url: s:string\) where the contract says \(school_base_url/,
+    ],
+    [
+      'a part of another type',
+      school.replace('name="school_base_url" type="s:string"', 'name="school_base_url" type="s:int"'),
+      /school_base_url: s:int/,
+    ],
+    ['an operation renamed', school.replaceAll('GetStudentSchool"', 'GetStudentSchools"'), /operation GetStudentSchool is missing/],
+  ])('%s', async (_what, wsdl, message) => {
+    expect(wsdl).not.toBe(school);
+    await expect(checkWsdl(wsdl, endpoint('NotificationNotes'))).rejects.toThrow(message);
+    await expect(checkWsdl(wsdl, endpoint('NotificationNotes'))).rejects.toThrow(
+      /^wsdl\/NotificationNotes\.wsdl does not match the contract: /,
+    );
+  });
+});
