@@ -1,3 +1,5 @@
+import type { Caller, StudentInfo } from './types';
+
 /**
  * The service contract as data: five endpoints, six operations, their parameters in wire order and
  * the shape of each result. The bindings, the service pages and the tests all read this table, so an
@@ -29,16 +31,37 @@ export interface EndpointSpec {
   readonly operations: readonly OperationSpec[];
 }
 
-const str = (name: string): ParamSpec => ({ name, type: 'string' });
-
-export const ENDPOINTS: readonly EndpointSpec[] = [
+/**
+ * Written `as const`: each name and type stays a literal, so the types below are the contract's own,
+ * and a service that parts from it fails to compile (services/index.ts).
+ */
+const CONTRACT = [
   {
     name: 'AuthCodeSending',
-    operations: [{ name: 'AuthCode', params: [str('code'), str('phone')], result: 'void', effects: true }],
+    operations: [
+      {
+        name: 'AuthCode',
+        params: [
+          { name: 'code', type: 'string' },
+          { name: 'phone', type: 'string' },
+        ],
+        result: 'void',
+        effects: true,
+      },
+    ],
   },
   {
     name: 'GetStudnetsMarks',
-    operations: [{ name: 'GetStudentsMarks', params: [str('StudnetID'), str('SubjectID')], result: 'void' }],
+    operations: [
+      {
+        name: 'GetStudentsMarks',
+        params: [
+          { name: 'StudnetID', type: 'string' },
+          { name: 'SubjectID', type: 'string' },
+        ],
+        result: 'void',
+      },
+    ],
   },
   {
     name: 'AboutUs',
@@ -49,7 +72,10 @@ export const ENDPOINTS: readonly EndpointSpec[] = [
     operations: [
       {
         name: 'GetStudentSchool',
-        params: [str('school_base_url'), { name: 'show_active', type: 'char' }],
+        params: [
+          { name: 'school_base_url', type: 'string' },
+          { name: 'show_active', type: 'char' },
+        ],
         result: 'students',
       },
     ],
@@ -57,11 +83,40 @@ export const ENDPOINTS: readonly EndpointSpec[] = [
   {
     name: 'PushNotificationMobile',
     operations: [
-      { name: 'GetTokenDevice', params: [str('id')], result: 'string' },
+      { name: 'GetTokenDevice', params: [{ name: 'id', type: 'string' }], result: 'string' },
       { name: 'GetServerKeyAndSender', params: [], result: 'void' },
     ],
   },
-];
+] as const satisfies readonly EndpointSpec[];
+
+/** The contract as the code reads it at run time. */
+export const ENDPOINTS: readonly EndpointSpec[] = CONTRACT;
+
+type Endpoint = (typeof CONTRACT)[number];
+export type EndpointName = Endpoint['name'];
+
+/** An argument as an operation gets it: a string, null for an absent one; a char always a character ('\0' when absent). */
+type ArgumentOf<P extends ParamSpec> = P['type'] extends 'char' ? string : string | null;
+
+/** An operation's arguments, by their contract names. */
+export type ArgumentsOf<O extends OperationSpec> = { readonly [P in O['params'][number] as P['name']]: ArgumentOf<P> };
+
+/** What an operation answers, by the contract's result kind. */
+// biome-ignore lint/suspicious/noConfusingVoidType: an operation with an empty answer returns nothing at all
+type ResultOf<O extends OperationSpec> = O['result'] extends 'void' ? void : O['result'] extends 'string' ? string | null : StudentInfo[];
+
+/** An endpoint's implementation: a function per operation, taking the caller and its arguments by name. */
+export type Implementation<E extends EndpointSpec> = {
+  readonly [O in E['operations'][number] as O['name']]: (caller: Caller, args: ArgumentsOf<O>) => Promise<ResultOf<O>>;
+};
+
+/** Every endpoint's implementation: what services/index.ts must provide, checked by the compiler. */
+export type Services = { readonly [E in Endpoint as E['name']]: Implementation<E> };
+
+/** The arguments of endpoint `E`'s operation `O`, for a service's method to take. */
+export type Args<E extends EndpointName, O extends string> = ArgumentsOf<
+  Extract<Extract<Endpoint, { name: E }>['operations'][number], { name: O }>
+>;
 
 /** Finds an endpoint by its name as IIS does: without regard to case. */
 export function findEndpoint(name: string): EndpointSpec | undefined {

@@ -24,8 +24,8 @@ export interface Caller {
 }
 
 /**
- * An operation as the bindings call it: the caller, then its arguments in contract order, each a
- * string, or `null` for a SOAP parameter that was absent. A char argument is the character itself
- * ('\0' when absent).
+ * An operation as the bindings call it: the caller, then its arguments by their contract names, each
+ * a string, or `null` for a SOAP parameter that was absent. A char argument is the character itself
+ * ('\0' when absent). The services' own, typed from the contract: `Services` in operations.ts.
  */
-export type Operation = (caller: Caller, ...args: (string | null)[]) => Promise<Result>;
+export type Operation = (caller: Caller, args: Readonly<Record<string, string | null>>) => Promise<Result>;

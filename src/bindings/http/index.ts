@@ -48,12 +48,13 @@ export function createHttpBinding(
       exchangeOf(res).operation = op.spec.name;
       // A method without parameters reads neither collection, so neither is validated (HttpServerProtocol.ReadParameters).
       const collection = op.spec.params.length === 0 ? null : parametersOf(req, maxFormKeys);
-      const values = op.spec.params.map((p) => {
+      const args: Record<string, string | null> = {};
+      for (const p of op.spec.params) {
         const value = collection?.get(p.name);
         if (value === undefined) throw Errors.missingParameter(p.name);
-        return p.type === 'char' ? charFromHttpValue(value) : value;
-      });
-      const result = await op.run(callerOf(res), ...values);
+        args[p.name] = p.type === 'char' ? charFromHttpValue(value) : value;
+      }
+      const result = await op.run(callerOf(res), args);
       const body = op.kept.of(result, () => op.writer.http(result));
       const cache = { 'Cache-Control': 'private, max-age=0' };
       // A void answer: 200, no body and no Content-Type, as ASMX sends it.

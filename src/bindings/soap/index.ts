@@ -244,7 +244,7 @@ function soapServer(opts: SoapBindingOptions, version: SoapVersion): SoapServer 
         // Headers are checked once parameters are read, before the operation runs.
         context.invoked = true;
         if (context.scan.mustUnderstand !== null) throw Errors.mustUnderstand(context.scan.mustUnderstand);
-        const result = await run(context.caller, ...values);
+        const result = await run(context.caller, values);
         context.result = result;
         return { body: kept.of(result, () => version.envelope(writer.soap(result))), statusCode: 200 };
       } catch (e) {
@@ -257,17 +257,21 @@ function soapServer(opts: SoapBindingOptions, version: SoapVersion): SoapServer 
   return { call: (op, args, context) => runs.get(op.name)!(op, args, context) };
 }
 
-/** The operation's arguments in contract order; a char's code was checked when it was read. */
-function readArguments(op: OperationSpec, args: Record<string, unknown>): (string | null)[] {
-  return op.params.map((p) => {
+/** The operation's arguments by their contract names; a char's code was checked when it was read. */
+function readArguments(op: OperationSpec, args: Record<string, unknown>): Record<string, string | null> {
+  const read: Record<string, string | null> = {};
+  for (const p of op.params) {
     const value = args[p.name];
-    if (p.type === 'string') return typeof value === 'string' ? value : null;
+    if (p.type === 'string') read[p.name] = typeof value === 'string' ? value : null;
     // An absent char is default(char).
-    if (typeof value !== 'string') return ABSENT_CHAR;
-    const converted = charFromSoapCode(value);
-    if ('char' in converted) return converted.char;
-    throw Errors.internal();
-  });
+    else if (typeof value !== 'string') read[p.name] = ABSENT_CHAR;
+    else {
+      const converted = charFromSoapCode(value);
+      if (!('char' in converted)) throw Errors.internal();
+      read[p.name] = converted.char;
+    }
+  }
+  return read;
 }
 
 function bodyOperation(endpoint: EndpointSpec, ns: string, child: QName | null): OperationSpec | undefined {
