@@ -9,12 +9,12 @@ import { RAW_ESCAPED, type RawEscaped } from '../contract/url';
  * parser sees it: the same bytes, written as the URL reader (request-url.ts) reads them anyway.
  *
  * Only a request line is touched, never a header or a body: a message's first line starts where the
- * message before it ended, and node's parser says when a message begins and when it is complete
- * (the callbacks it looks up on itself by number: kOnMessageBegin, which node leaves unset, and
- * kOnMessageComplete, node's own, called through). Only what the parser is given once a message has
- * ended is looked at, up to its first line's end. One case stays as node has it (400): a request
- * line that follows a body in the same slice (pacing.ts), which the parser reads before it is known
- * that the body has ended.
+ * message before it ended, and node's parser says when a message begins, how much body it read and
+ * when the message is complete (the callbacks it looks up on itself by number: kOnMessageBegin, which
+ * node leaves unset, and kOnBody and kOnMessageComplete, node's own, called through). Only what the
+ * parser is given once a message has ended is looked at, up to its first line's end; a slice that
+ * holds raw bytes is given a line at a time, and a body of a given length up to its end. One case
+ * stays as node has it (400): a request line right behind a chunked body in the same slice.
  */
 
 interface ParserClass {
