@@ -1,10 +1,10 @@
 import type http from 'node:http';
-import net from 'node:net';
 import { chromium } from 'playwright-core';
-import { parseResponse, type RawResponse } from '../scripts/fuzz/wire';
+import type { RawResponse } from '../scripts/fuzz/wire';
 import { HostErrors } from '../src/basics/errors';
 import { loadConfig } from '../src/config';
 import { adminHosts } from '../src/process/admin-hosts';
+import { rawExchange } from './helpers/raw-exchange';
 import { request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
 
 /**
@@ -16,37 +16,7 @@ import { request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/se
 jest.setTimeout(60_000);
 const service = servicesPerTest();
 
-interface Raw {
-  /** Every response the server sent before it ended the connection. */
-  responses: RawResponse[];
-  /** How the connection ended: the server's FIN, a reset, or still open when the test gave up. */
-  ended: 'end' | 'reset' | 'open';
-}
-
-/** Sends `bytes` as written on a new connection and reads until the server ends it (10 s at most: liveness only). */
-function raw(port: number, bytes: string): Promise<Raw> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
-    let data = Buffer.alloc(0);
-    const done = (ended: Raw['ended']) => {
-      clearTimeout(timer);
-      socket.destroy();
-      const responses: RawResponse[] = [];
-      for (let rest = data; rest.length > 0; ) {
-        const r = parseResponse(rest, 'GET', true);
-        if (r === null) break;
-        responses.push(r);
-        const head = rest.indexOf('\r\n\r\n') + 4;
-        rest = rest.subarray(head + r.body.length);
-      }
-      resolve({ responses, ended });
-    };
-    const timer = setTimeout(() => done('open'), 10_000);
-    socket.on('data', (d: Buffer) => (data = Buffer.concat([data, d])));
-    socket.on('end', () => done('end'));
-    socket.on('error', () => done('reset'));
-  });
-}
+const raw = (port: number, bytes: string) => rawExchange(port, bytes);
 
 /** GET `path` with `host` as its Host header (undefined: none, as an HTTP/1.0 client may send). */
 async function asHost(port: number, path: string, host: string | undefined): Promise<RawResponse> {

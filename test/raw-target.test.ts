@@ -1,7 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
-import { parseResponse, type RawResponse } from '../scripts/fuzz/wire';
+import type { RawResponse } from '../scripts/fuzz/wire';
 import { RequestLines } from '../src/transport/raw-target';
+import { rawExchange } from './helpers/raw-exchange';
 import { type Service, startService } from './helpers/service';
 
 /**
@@ -23,28 +24,10 @@ const schoolPath = (value: string) => `/NotificationNotes.asmx/GetStudentSchool?
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 /** Writes `bytes` on one connection and reads every answer until the server ends it (liveness only). */
-function exchange(bytes: Buffer): Promise<RawResponse[]> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(service.port, '127.0.0.1', () => socket.write(bytes));
-    let data = Buffer.alloc(0);
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no end after 20 s: ${data.toString('latin1').slice(0, 200)}`));
-    }, 20_000);
-    socket.on('data', (d: Buffer) => (data = Buffer.concat([data, d])));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      clearTimeout(timer);
-      const responses: RawResponse[] = [];
-      for (let rest = data; rest.length > 0; ) {
-        const r = parseResponse(rest, 'GET', true);
-        if (r === null) break;
-        responses.push(r);
-        rest = rest.subarray(rest.indexOf('\r\n\r\n') + 4 + r.body.length);
-      }
-      resolve(responses);
-    });
-  });
+async function exchange(bytes: Buffer): Promise<RawResponse[]> {
+  const { responses, ended } = await rawExchange(service.port, bytes, 20_000);
+  if (ended === 'open') throw new Error(`no end after 20 s, ${responses.length} answers read`);
+  return responses;
 }
 
 const get = (target: Buffer, close = true) =>

@@ -58,6 +58,15 @@ export function createShadow(config: Config, keep: ComparedSink | null = null, p
 /** The legacy site and how a client's path maps onto it. */
 type LegacySite = Pick<CopyTarget, 'origin' | 'prefix' | 'strip'>;
 
+/** What a copy may hold and how long it may take, as the settings say, whichever answer is the legacy one. */
+const copyLimits = ({ concurrency, queue, pipeline, timeoutMs, queueBytes }: ShadowConfig) => ({
+  concurrency,
+  queue,
+  pipeline,
+  timeoutMs,
+  queueBytes,
+});
+
 /** Where the copies and their outcomes go: the report, the legacy sites, the totals' sink. */
 interface Ends {
   report: Report;
@@ -71,11 +80,7 @@ function serviceFirst(config: Config, shadow: ShadowConfig, { report, legacy, se
     ...legacy,
     keepHost: false,
     primary: 'ours' as const,
-    concurrency: shadow.concurrency,
-    queue: shadow.queue,
-    pipeline: shadow.pipeline,
-    timeoutMs: shadow.timeoutMs,
-    queueBytes: shadow.queueBytes,
+    ...copyLimits(shadow),
     secondary,
   };
   const mirror = new Mirror(target, report, 'service-first', keep);
@@ -121,11 +126,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, { report, legacy, sec
       mirror = new Mirror(
         {
           ...self,
-          concurrency: shadow.concurrency,
-          queue: shadow.queue,
-          pipeline: shadow.pipeline,
-          timeoutMs: shadow.timeoutMs,
-          queueBytes: shadow.queueBytes,
+          ...copyLimits(shadow),
           secondary,
         },
         report,

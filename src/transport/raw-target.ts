@@ -71,8 +71,9 @@ export class RequestLines {
   private inLine = false;
   /** Where in its request line the parser is being given bytes. */
   private part = Part.Method;
-  /** The raw bytes of the line's path and query escaped, told to the request (contract/url.ts counts them as sent). */
-  private escaped: { path: number; query: number } = { path: 0, query: 0 };
+  /** The raw bytes of the line's path and of its query escaped, told to the request (contract/url.ts counts them as sent). */
+  private escapedInPath = 0;
+  private escapedInQuery = 0;
   /** What the body being parsed still holds, by its Content-Length (-1: no such body, or not known). */
   private bodyLeft = -1;
   private readonly parser: Parser | null;
@@ -92,9 +93,11 @@ export class RequestLines {
 
   /** A request's head was parsed (pacing.ts is handed each as node parses it): the body that follows. */
   headers(req: { complete: boolean; headers: Record<string, string | string[] | undefined>; [RAW_ESCAPED]?: RawEscaped }): void {
-    if (this.escaped.path + this.escaped.query > 0) {
-      req[RAW_ESCAPED] = this.escaped;
-      this.escaped = { path: 0, query: 0 };
+    // Only a line that had raw bytes tells anything (no object made for the others).
+    if (this.escapedInPath + this.escapedInQuery > 0) {
+      req[RAW_ESCAPED] = { path: this.escapedInPath, query: this.escapedInQuery };
+      this.escapedInPath = 0;
+      this.escapedInQuery = 0;
     }
     const length = Number(req.headers['content-length']);
     this.bodyLeft = req.complete || req.headers['transfer-encoding'] !== undefined || !(length > 0) ? -1 : length;
@@ -134,7 +137,8 @@ export class RequestLines {
       while (start < slice.length && (slice[start] === CR || slice[start] === LF)) start++;
       if (start === slice.length) return slice;
       this.part = Part.Method;
-      this.escaped = { path: 0, query: 0 };
+      this.escapedInPath = 0;
+      this.escapedInQuery = 0;
     }
     const lf = slice.indexOf(LF, start);
     const end = lf === -1 ? slice.length : lf;
@@ -151,8 +155,8 @@ export class RequestLines {
       if (byte < 0x80 || this.part === Part.Method) out.push(byte);
       else {
         out.push(0x25, hexDigit(byte >> 4), hexDigit(byte & 15));
-        if (this.part === Part.Path) this.escaped.path += 1;
-        else if (this.part === Part.Query) this.escaped.query += 1;
+        if (this.part === Part.Path) this.escapedInPath += 1;
+        else if (this.part === Part.Query) this.escapedInQuery += 1;
       }
     }
     return Buffer.concat([slice.subarray(0, start), Buffer.from(out), slice.subarray(end)]);

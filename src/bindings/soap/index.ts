@@ -233,12 +233,12 @@ interface SoapServer {
 function soapServer(opts: SoapBindingOptions, version: SoapVersion): SoapServer {
   const { endpoint, ns } = opts;
   const kept = new KeptBytes();
-  const runs = new Map<string, SoapServer['call']>();
+  const runs = new Map<string, (args: Record<string, string | null> | null, context: RequestContext) => ReturnType<SoapServer['call']>>();
   for (const op of endpoint.operations) {
     const run = opts.operations.get(op.name);
     if (run === undefined) throw new Error(`no implementation for ${endpoint.name}.${op.name}`);
     const writer = compileAnswerWriter(op, ns);
-    runs.set(op.name, async (_op, args, context) => {
+    runs.set(op.name, async (args, context) => {
       try {
         const values = readArguments(op, args ?? {});
         // Headers are checked once parameters are read, before the operation runs.
@@ -254,7 +254,7 @@ function soapServer(opts: SoapBindingOptions, version: SoapVersion): SoapServer 
       }
     });
   }
-  return { call: (op, args, context) => runs.get(op.name)!(op, args, context) };
+  return { call: (op, args, context) => runs.get(op.name)!(args, context) };
 }
 
 /** The operation's arguments by their contract names; a char's code was checked when it was read. */
