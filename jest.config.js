@@ -4,6 +4,7 @@ process.env.LOG_LEVEL ??= 'silent';
 const fs = require('node:fs');
 const { spawnSync } = require('node:child_process');
 const net = require('node:net');
+const os = require('node:os');
 const { Client } = require('pg');
 
 const common = {
@@ -165,6 +166,10 @@ module.exports = async () => {
   }
   return {
     projects,
+    // Most suites wait on the processes they start (the service, nginx, the legacy host) and on
+    // timers more than they compute: one worker more than there are processors keeps them busy
+    // (on 2 cores, 2 workers left them 145% of 200% busy; 3 took the run from 407 s to 318 s).
+    maxWorkers: Math.min(os.availableParallelism() + 1, 8),
     testTimeout: 20000,
     // One build of the service for the suites that run it as a process (test/helpers/service.ts).
     globalSetup: '<rootDir>/test/helpers/global-setup.ts',

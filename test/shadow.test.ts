@@ -44,6 +44,14 @@ afterAll(async () => {
   for (const r of running.reverse()) await r.close();
 });
 
+/**
+ * A legacy host that refuses every connection. Not a port just closed: under parallel suites that
+ * port can be taken again at once, or be the ephemeral port the copy itself connects from (a TCP
+ * self-connection that echoes the request back); seen as a copy that never settled. Port 1 is
+ * below the ephemeral range and nothing here listens on it.
+ */
+const REFUSING = 'http://127.0.0.1:1';
+
 async function listen(handler: http.RequestListener): Promise<{ base: string; server: http.Server }> {
   const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -571,9 +579,7 @@ describe('a legacy host that hangs or refuses', () => {
   });
 
   test('refusing connections: clients get their answers, each copy is a legacy error', async () => {
-    const { base, server } = await listen(() => undefined);
-    await new Promise((r) => server.close(r));
-    const ours = await start({ SHADOW_URL: base, SHADOW_LOG: '' });
+    const ours = await start({ SHADOW_URL: REFUSING, SHADOW_LOG: '' });
     const before = await outcomes();
     for (const c of TOKEN_1001) expect((await ask(ours.base, c, false)).body).toContain('fcm:APA91bH-token-1001');
     expect(await settled(before, 3)).toEqual({ legacy_error: 3 });
@@ -617,9 +623,7 @@ describe('legacy-first', () => {
   });
 
   test('a legacy host that refuses: the client gets the 502 of a reverse proxy, counted as a legacy error', async () => {
-    const { base, server } = await listen(() => undefined);
-    await new Promise((r) => server.close(r));
-    const front = await start({ SHADOW_URL: base, SHADOW_MODE: 'legacy-first', SHADOW_LOG: '' });
+    const front = await start({ SHADOW_URL: REFUSING, SHADOW_MODE: 'legacy-first', SHADOW_LOG: '' });
     const before = await outcomes();
     const a = await ask(front.base, TOKEN_1001[1], false);
     expect([a.status, a.headers['content-type']]).toEqual([502, 'text/html']);

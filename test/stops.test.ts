@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileSource, importFiles } from '../src/store/import';
 import { openSqliteStore } from '../src/store/sqlite';
-import { MAIN, type Service, servicesPerTest, TOKEN_PATH } from './helpers/service';
+import { MAIN, servicesPerTest, storeDir, TOKEN_PATH } from './helpers/service';
 
 /**
  * Stops finish (issue 21, rule 4): under `npm start`, `node` itself and WORKERS=2, one SIGTERM lets
@@ -23,24 +23,24 @@ const ROSTER_PATH = `/NotificationNotes.asmx/GetStudentSchool?school_base_url=${
 /** Well past npm's echo window (1 s) and its watcher's period (0.5 s), well within SHUTDOWN_TIMEOUT_MS (10 s). */
 const HOLD_MS = 3000;
 
-let csv: string;
-beforeAll(() => {
-  csv = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stops-')), 'big.csv');
+/** A store with the test data set and the large school, imported once and copied for each start. */
+let template: string;
+beforeAll(async () => {
+  const { dir, dbPath } = await storeDir();
+  const csv = path.join(dir, 'big.csv');
   const rows = Array.from(
     { length: BIG_ROSTER },
     (_, i) => `${BIG_SCHOOL},S${String(i).padStart(6, '0')},Student number ${i} ${'of a large school '.repeat(10).trim()},dev-big-${i},1`,
   );
   fs.writeFileSync(csv, ['school_base_url,id_student,fullName,id_device,ShowActive', ...rows].join('\n'));
-});
-
-async function loadBigSchool(s: Service): Promise<void> {
-  const store = openSqliteStore(s.dbPath);
+  const store = openSqliteStore(dbPath);
   try {
     await importFiles({ students: fileSource('big.csv', csv) }, { delimiter: ',', replace: false }, () => store.beginImport());
   } finally {
-    await store.close();
+    await store.close(); // the last connection closed: the file holds everything, no WAL beside it
   }
-}
+  template = dbPath;
+});
 
 interface Answer {
   status: number;
@@ -138,9 +138,12 @@ function npmPackage(): string {
 /** Starts the service (under npm or not) with the large school loaded; `pid` is the serving process (or cluster primary). */
 async function start(underNpm: boolean, env: Record<string, string> = {}) {
   const pkg = underNpm ? npmPackage() : null;
-  const s = await service({ env, command: pkg === null ? undefined : ['npm', 'start', '--silent', '--prefix', pkg] });
+  const s = await service({
+    env,
+    command: pkg === null ? undefined : ['npm', 'start', '--silent', '--prefix', pkg],
+    prepare: (_dir, dbPath) => fs.copyFileSync(template, dbPath),
+  });
   const pid = (await s.waitFor((l) => l.msg.startsWith('listening on '))).pid;
-  await loadBigSchool(s);
   return { s, pid, pkg };
 }
 
