@@ -11,6 +11,11 @@ import net from 'node:net';
  * the held connections are given back to be served like any other.
  *
  * A connect made after the close is refused, which balancers and clients retry on another instance.
+ *
+ * Timers run before the poll phase that accepts: a loop busy for longer than QUIET_MS (answers still
+ * being written, a machine short of processor) finds its quiet timer due with connections still in
+ * the queue. So the decision is taken after one more poll (setImmediate runs after it): connections
+ * accepted there are held too, and the quiet wait starts again; after HOLD_MAX_MS it closes then.
  */
 const QUIET_MS = 50;
 export const HOLD_MAX_MS = 1000;
@@ -30,11 +35,22 @@ export async function closeListener(server: net.Server): Promise<net.Socket[]> {
   const paused = pausable.pauseOnConnect;
   pausable.pauseOnConnect = true;
   await new Promise<void>((resolve) => {
-    const quiet = setTimeout(done, QUIET_MS);
-    const most = setTimeout(done, HOLD_MAX_MS);
+    let longest = false;
+    const quiet = setTimeout(afterPoll, QUIET_MS);
+    const most = setTimeout(() => {
+      longest = true;
+      afterPoll();
+    }, HOLD_MAX_MS);
     function onConnection(socket: net.Socket): void {
       held.push(socket);
       quiet.refresh();
+    }
+    function afterPoll(): void {
+      const seen = held.length;
+      setImmediate(() => {
+        if (longest || held.length === seen) done();
+        else quiet.refresh();
+      });
     }
     function done(): void {
       clearTimeout(quiet);
