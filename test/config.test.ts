@@ -203,6 +203,7 @@ test('shadow settings', () => {
     logKeepFree: null,
     logExamples: 10,
     include: new Set(),
+    copierPriority: 'lowest',
   });
   const c = loadConfig({
     SHADOW_URL: 'https://iis',
@@ -218,6 +219,8 @@ test('shadow settings', () => {
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_URL_SECONDARY: 'http://b/x/' }).shadow?.secondaryUrl).toBe('http://b/x');
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_QUEUE_BYTES: '8388608' }).shadow?.queueBytes).toBe(8 * 1024 * 1024);
   expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_PIPELINE: '16' }).shadow?.pipeline).toBe(16);
+  expect(loadConfig({ SHADOW_URL: 'http://a/', SHADOW_COPIER_PRIORITY: 'normal' }).shadow?.copierPriority).toBe('normal');
+  expect(() => loadConfig({ SHADOW_COPIER_PRIORITY: 'high' })).toThrow(/^SHADOW_COPIER_PRIORITY /);
   expect(
     loadConfig({ SHADOW_URL: 'http://a/', SHADOW_LOG_MAX_BYTES: '1048576', SHADOW_LOG_KEEP_FREE: '4194304', SHADOW_LOG_EXAMPLES: '1' })
       .shadow,

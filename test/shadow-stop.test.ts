@@ -95,3 +95,32 @@ linuxTest(
   },
   60_000,
 );
+
+/** Copiers the test stopped: killed whatever happens, a stopped process never ends by itself. */
+const stopped: number[] = [];
+
+linuxTest(
+  'a copier that gets no processor time (stopped: SIGSTOP, as the lowest priority on a machine busy with other work) does not hold the stop: "stopped", exit 0',
+  async () => {
+    const host = await legacyHost();
+    try {
+      const s = await service({ env: { SHADOW_URL: host.url, SHADOW_LOG: '' } });
+      await copied(s, 3);
+      await until(() => host.answered() === 3);
+      const children = fs.readFileSync(`/proc/${s.proc.pid}/task/${s.proc.pid}/children`, 'utf8').split(' ').filter(Boolean);
+      expect(children.length).toBe(1);
+      const copier = Number(children[0]);
+      stopped.push(copier);
+      process.kill(copier, 'SIGSTOP');
+      s.proc.kill('SIGTERM');
+      // Before, the stop sent the copier SIGTERM, which a stopped process keeps pending, and waited for its exit: for ever.
+      expect(await s.waitFor((l) => l.msg === 'stopped', 30_000)).toMatchObject({ exitCode: 0 });
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      expect(alive(copier)).toBe(false);
+    } finally {
+      host.close();
+      for (const pid of stopped.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  },
+  60_000,
+);

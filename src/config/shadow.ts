@@ -54,10 +54,18 @@ export interface ShadowConfig {
   logExamples: number;
   /** Operations with effects that are copied all the same (only by name from the contract). */
   include: ReadonlySet<string>;
+  /**
+   * The copier's priority: `lowest` (SCHED_IDLE, basics/priority.ts), so that it never takes CPU
+   * the clients want; `normal` for a machine busy with other work at all times, where the lowest
+   * priority would leave the copies waiting until dropped (this project's tests, run side by side).
+   */
+  copierPriority: CopierPriority;
 }
 
 export const SHADOW_MODES = ['service-first', 'legacy-first'] as const;
 export type ShadowMode = (typeof SHADOW_MODES)[number];
+export const COPIER_PRIORITIES = ['lowest', 'normal'] as const;
+export type CopierPriority = (typeof COPIER_PRIORITIES)[number];
 
 /** Operations with effects (the contract marks them): never copied unless SHADOW_INCLUDE names them. */
 const effectful = ENDPOINTS.flatMap((e) => e.operations.filter((o) => o.effects === true).map((o) => o.name));
@@ -77,6 +85,7 @@ export const SHADOW_SETTINGS = [
   'SHADOW_LOG_KEEP_FREE',
   'SHADOW_LOG_EXAMPLES',
   'SHADOW_INCLUDE',
+  'SHADOW_COPIER_PRIORITY',
 ] as const;
 
 /** Off without SHADOW_URL; the other SHADOW_ settings are validated either way, so a typo is caught early. */
@@ -120,6 +129,7 @@ export function loadShadow(get: Getter<(typeof SHADOW_SETTINGS)[number]>): Shado
     logKeepFree: keepFree.trim() === '' ? null : wholeNumber('SHADOW_LOG_KEEP_FREE', keepFree, 4 * 1024 * 1024, 999_999_999),
     logExamples: wholeNumber('SHADOW_LOG_EXAMPLES', get('SHADOW_LOG_EXAMPLES', '10'), 1, 1_000_000),
     include,
+    copierPriority: oneOf('SHADOW_COPIER_PRIORITY', get('SHADOW_COPIER_PRIORITY', 'lowest'), COPIER_PRIORITIES),
   };
   // A pipelined copy on a connection lost before its answer is sent again: never one with effects.
   if (shadow.pipeline > 1 && include.size > 0)

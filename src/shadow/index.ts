@@ -83,7 +83,7 @@ function serviceFirst(config: Config, shadow: ShadowConfig, { report, legacy, se
     ...copyLimits(shadow),
     secondary,
   };
-  const mirror = new Mirror(target, report, 'service-first', keep);
+  const mirror = new Mirror(target, report, { mode: 'service-first', keep, priority: shadow.copierPriority });
   const mayCopy = copyRule(config.basePath, shadow.include);
   const tap: RequestTap = (req, res) => {
     const method = req.method ?? '';
@@ -130,8 +130,7 @@ function legacyFirst(config: Config, shadow: ShadowConfig, { report, legacy, sec
           secondary,
         },
         report,
-        'legacy-first',
-        keep,
+        { mode: 'legacy-first', keep, priority: shadow.copierPriority },
       );
       // The front passes on every request; only those under BASE_PATH move to the legacy site's directory.
       const under = (url: string) => url.slice(0, legacy.strip).toLowerCase() === config.basePath.toLowerCase();

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { log } from '../basics/log';
 import { lowestPriority } from '../basics/priority';
+import type { CopierPriority } from '../config/shadow';
 import { ByteBudget, heldBodiesLimit } from './budget';
 import { COPIER_ENV, type CopyResult, type CopyTarget, JOBS_FD, type Settled } from './copier';
 import { readable } from './sent';
@@ -64,7 +65,8 @@ export class Mirror {
   private readonly budget: ByteBudget;
   /** The copier process, once started, and the pipe its copies go down (frames.ts). */
   private running: { child: ChildProcess; jobs: Socket } | null = null;
-  private readonly priority = lowestPriority();
+  /** The command prefix the copier starts under (SHADOW_COPIER_PRIORITY). */
+  private readonly priority: string[];
   /** Copies offered and not yet handed over, as frames: they go together, HAND_OVER_MS after the first (one write, not one each). */
   private readonly batch: FrameWriter;
   private handOverTimer: NodeJS.Timeout | null = null;
@@ -82,12 +84,16 @@ export class Mirror {
   /** Copies failing, in the log: when they start, at most a reminder a minute, when they are answered again. */
   private readonly trouble: TargetTrouble;
 
+  private readonly mode: string;
+
+  /** `keep`: where settled comparisons are kept (the totals), or nowhere; `priority`: SHADOW_COPIER_PRIORITY. */
   constructor(
     private readonly target: CopyTarget,
     private readonly report: Report,
-    private readonly mode: string,
-    keep: ComparedSink | null = null,
+    { mode, keep, priority }: { mode: string; keep: ComparedSink | null; priority: CopierPriority },
   ) {
+    this.mode = mode;
+    this.priority = priority === 'lowest' ? lowestPriority() : [];
     this.budget = new ByteBudget(target.queueBytes);
     holders.add(this.budget);
     samplers.add(this.sampler);
@@ -164,9 +170,11 @@ export class Mirror {
     await this.totals?.close();
     if (running === null || running.child.exitCode !== null || running.child.signalCode !== null) return;
     // Referenced again, so that its exit is waited for rather than the process running out of work.
+    // SIGKILL: its copies are given up already, and a copier that gets no processor time (the
+    // lowest priority on a machine busy with other work, or stopped) would keep a SIGTERM pending.
     running.child.ref();
     const gone = new Promise((resolve) => running.child.once('exit', resolve));
-    running.child.kill();
+    running.child.kill('SIGKILL');
     await gone;
   }
 

@@ -11,6 +11,7 @@ import { fileSource, importFiles } from '../../src/store/import';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
 import { TEST_STORE, testDatabase } from './postgres';
+import { withTestSettings } from './settings';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 
@@ -34,7 +35,9 @@ export interface TestApp {
 export async function createTestApp(env: Record<string, string> = {}, data = path.join(FIXTURES, 'data')): Promise<TestApp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-'));
   const db = TEST_STORE === 'postgres' ? await testDatabase() : null;
-  const config = loadConfig({ SQLITE_PATH: path.join(dir, 'test.db'), ...(db === null ? {} : { DATABASE_URL: db.url }), ...env });
+  const config = loadConfig(
+    withTestSettings({ SQLITE_PATH: path.join(dir, 'test.db'), ...(db === null ? {} : { DATABASE_URL: db.url }), ...env }),
+  );
   const store = await openStore(config);
   const fixture = (name: string) => fileSource(name, path.join(data, name));
   await importFiles({ students: fixture('students.csv'), devices: fixture('devices.csv') }, { delimiter: ',', replace: false }, () =>

@@ -8,6 +8,7 @@ import { fileSource, importFiles } from '../../src/store/import';
 import { openSqliteStore } from '../../src/store/sqlite';
 import { runnableAs } from './other-user';
 import { MAIN } from './paths';
+import { withTestSettings } from './settings';
 
 export { BUILD_DIR, MAIN, PROJECT_ROOT } from './paths';
 
@@ -59,7 +60,7 @@ export async function storeDir(load = true, create = true): Promise<{ dir: strin
 }
 
 export interface StartOptions {
-  /** Added to (or, with undefined, removed from) the defaults: PORT=0, HOST=127.0.0.1, a free ADMIN_PORT, the store, LOG_LEVEL=info. */
+  /** Added to (or, with undefined, removed from) the defaults: PORT=0, HOST=127.0.0.1, a free ADMIN_PORT, the store, LOG_LEVEL=info; withTestSettings. */
   env?: Record<string, string | undefined>;
   /** Working directory (default: the store's directory). */
   cwd?: string;
@@ -99,7 +100,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const [command, ...args] =
     options.command ?? (asOther === null ? [process.execPath, MAIN] : [asOther.node, path.join(asOther.build, 'src', 'main.js')]);
   const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
-  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env, stdio: ['ignore', 'ignore', 'pipe'], ...user });
+  const proc = spawn(command!, args, { cwd: options.cwd ?? dir, env: withTestSettings(env), stdio: ['ignore', 'ignore', 'pipe'], ...user });
   const lines: LogLine[] = [];
   const raw: string[] = [];
   const text: string[] = [];
