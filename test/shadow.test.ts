@@ -40,8 +40,12 @@ interface Running {
 }
 
 const running: Running[] = [];
-afterAll(async () => {
-  for (const r of running.reverse()) await r.close();
+/**
+ * After each test, not at the end: closing an instance settles its copies or counts them dropped,
+ * so that none still in flight (under load, late) is counted in the next test's outcomes.
+ */
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) await r.close();
 });
 
 /**
