@@ -6,6 +6,11 @@
  * Accepted: UTF-8 text with or without a BOM, CRLF or LF line ends (mixed is fine), fields quoted
  * with `"` where `""` is a literal quote and line breaks inside quotes are part of the value.
  * Every problem is reported with the 1-based physical line on which its record starts.
+ *
+ * Not csv-parse: its errors would be mapped back to these messages and its recovery after a bad
+ * line matched to this one's, invalid UTF-8 would still need the check below (it decodes it
+ * silently), and it took four times the processor time on a million-row students file (2.5 s
+ * against 0.6 s, csv-parse 7.0.3, Node 24; the whole import of that file took 7 s of it).
  */
 
 export interface CsvRecord {

@@ -36,6 +36,7 @@ export async function closeListener(server: net.Server): Promise<net.Socket[]> {
   pausable.pauseOnConnect = true;
   await new Promise<void>((resolve) => {
     let longest = false;
+    let closed = false;
     const quiet = setTimeout(afterPoll, QUIET_MS);
     const most = setTimeout(() => {
       longest = true;
@@ -48,11 +49,13 @@ export async function closeListener(server: net.Server): Promise<net.Socket[]> {
     function afterPoll(): void {
       const seen = held.length;
       setImmediate(() => {
+        if (closed) return; // both timers came due in one turn
         if (longest || held.length === seen) done();
         else quiet.refresh();
       });
     }
     function done(): void {
+      closed = true;
       clearTimeout(quiet);
       clearTimeout(most);
       server.off('connection', onConnection);
