@@ -79,22 +79,42 @@ export interface StartOptions {
 
 export async function startService(options: StartOptions = {}): Promise<Service> {
   const { dir, dbPath } = await storeDir(options.load ?? true, !(options.fresh ?? false));
-  const adminPort = await freePort();
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    ADMIN_PORT: String(adminPort),
-    SQLITE_PATH: dbPath,
-    LOG_LEVEL: 'info',
-  };
-  for (const [k, v] of Object.entries(options.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
   if (options.uid !== undefined)
     for (const p of [dir, path.dirname(dbPath), dbPath]) if (fs.existsSync(p)) fs.chownSync(p, options.uid, options.uid);
   options.prepare?.(dir, dbPath);
+  // The admin port is one that was free a moment ago, unless the test names it: a suite running
+  // beside this one may take it in between, which the service refuses in one line; another is then
+  // chosen (the service's own port is 0, chosen by the kernel as it listens).
+  const chosen = !Object.hasOwn(options.env ?? {}, 'ADMIN_PORT');
+  for (let attempt = 1; ; attempt += 1) {
+    const adminPort = await freePort();
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
+      SQLITE_PATH: dbPath,
+      LOG_LEVEL: 'info',
+    };
+    for (const [k, v] of Object.entries(options.env ?? {})) {
+      if (v === undefined) delete env[k];
+      else env[k] = v;
+    }
+    try {
+      return await launch(options, env, { dir, dbPath, adminPort });
+    } catch (e) {
+      const taken = new RegExp(`port ${adminPort} is in use on [^ ]+ \\(ADMIN_PORT\\)`).test(String(e));
+      if (!chosen || !taken || attempt === 5) throw e;
+    }
+  }
+}
+
+/** Starts the service with `env` and, unless told not to, waits until it listens. */
+async function launch(
+  options: StartOptions,
+  env: Record<string, string>,
+  { dir, dbPath, adminPort }: { dir: string; dbPath: string; adminPort: number },
+): Promise<Service> {
   // Another user runs what it can read: the checkout, or a copy of it (other-user.ts).
   const asOther = options.uid === undefined ? null : runnableAs(options.uid);
   const [command, ...args] =
