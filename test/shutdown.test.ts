@@ -56,6 +56,20 @@ describe.each([
     expect(await s.exited).toEqual({ code: 0, signal: null });
   });
 
+  test('a connection that sent part of a request and went quiet does not hold the stop: closed once idle, exit 0', async () => {
+    const s = await service({ env: { ...env, SHUTDOWN_TIMEOUT_MS: '5000' } });
+    const socket = net.connect(s.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise((r) => socket.once('connect', r));
+    socket.write('GET /AboutUs.asmx HTTP/1.1\r\nHo');
+    const closed = new Promise((r) => socket.once('close', r));
+    // Let the service read those bytes before the stop.
+    await new Promise((r) => setTimeout(r, 200));
+    s.proc.kill('SIGTERM');
+    await closed;
+    expect(await s.exited).toEqual({ code: 0, signal: null });
+  });
+
   test('a second signal exits at once', async () => {
     const s = await service({ env });
     await requestInFlight(s.port);

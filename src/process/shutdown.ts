@@ -27,8 +27,6 @@ export function markStopping(): void {
 interface ConnectionState {
   busy: number;
   idleSince: number;
-  /** socket.bytesRead at idleSince: a connection that has received bytes since is not idle. */
-  readAtIdle: number;
   /** The answer being written, while busy. */
   res: http.ServerResponse | null;
   /** Taken paused while the listener closes: not idle, not yet read. */
@@ -51,7 +49,7 @@ export function drainable(server: http.Server): Drainable {
     // Held only while a listener of its own closes: a cluster worker has none, and a connection its
     // primary handed over just before the stop (taken a moment later: handover.ts) is served, then
     // closed once idle like the others, never kept until the time-out.
-    connections.set(socket, { busy: 0, idleSince: Date.now(), readAtIdle: 0, res: null, held: closing && server.listening });
+    connections.set(socket, { busy: 0, idleSince: Date.now(), res: null, held: closing && server.listening });
     socket.once('close', () => connections.delete(socket));
   });
   // Before the app's listener, which may answer synchronously.
@@ -64,7 +62,6 @@ export function drainable(server: http.Server): Drainable {
     res.once('close', () => {
       state.busy -= 1;
       state.idleSince = Date.now();
-      state.readAtIdle = req.socket.bytesRead;
       if (state.res === res) state.res = null;
     });
   });
@@ -79,13 +76,13 @@ export function drainable(server: http.Server): Drainable {
       const ended = new Promise<void>((resolve) => (allEnded = resolve));
       // Checked after the poll phase (setImmediate), not in the timer's: a loop that was busy past
       // the grace must first read what its clients sent meanwhile, or a request waiting in a socket
-      // would be taken for idleness and reset.
+      // would be taken for idleness and reset. A request only begun (its head not whole) does not
+      // count: a client that sends a byte and goes quiet would otherwise hold every stop to its time-out.
       const poll = setInterval(() => {
         const now = Date.now();
         setImmediate(() => {
           for (const [socket, state] of connections) {
-            const idle = state.busy === 0 && !state.held && socket.bytesRead === state.readAtIdle;
-            if (idle && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
+            if (state.busy === 0 && !state.held && now - state.idleSince >= IDLE_GRACE_MS) socket.destroy();
           }
           if (listenerClosed && connections.size === 0) allEnded();
         });
@@ -97,7 +94,7 @@ export function drainable(server: http.Server): Drainable {
         for (const socket of await closeListener(server)) {
           // Idle from now, not from its accept: it was held, unread, while the listener closed.
           const state = connections.get(socket);
-          if (state !== undefined) Object.assign(state, { held: false, idleSince: Date.now(), readAtIdle: socket.bytesRead });
+          if (state !== undefined) Object.assign(state, { held: false, idleSince: Date.now() });
           socket.resume();
         }
         listenerClosed = true;
