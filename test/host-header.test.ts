@@ -16,11 +16,9 @@ import { request, type Service, servicesPerTest, TOKEN_PATH } from './helpers/se
 jest.setTimeout(60_000);
 const service = servicesPerTest();
 
-const raw = (port: number, bytes: string) => rawExchange(port, bytes);
-
 /** GET `path` with `host` as its Host header (undefined: none, as an HTTP/1.0 client may send). */
 async function asHost(port: number, path: string, host: string | undefined): Promise<RawResponse> {
-  const r = await raw(
+  const r = await rawExchange(
     port,
     `GET ${path} HTTP/1.${host === undefined ? 0 : 1}\r\n${host === undefined ? '' : `Host: ${host}\r\n`}Connection: close\r\n\r\n`,
   );
@@ -172,7 +170,7 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
   ])("the service: %s get http.sys's page, and nothing after it is read", async (_name, hosts, target) => {
     const s = await service();
     // A second request pipelined behind: http.sys reads nothing after a request it could not read.
-    const r = await raw(
+    const r = await rawExchange(
       s.port,
       `GET ${target} HTTP/1.1\r\n${hosts}\r\nGET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: pipelined\r\n\r\n`,
     );
@@ -193,7 +191,7 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
 
   test('the service: nothing pipelined behind a request refused after routing (a malformed escape) is run either', async () => {
     const s = await service();
-    const r = await raw(
+    const r = await rawExchange(
       s.port,
       `GET /x%zz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: refused\r\n\r\nGET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: pipelined\r\n\r\n`,
     );
@@ -205,7 +203,7 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
   test('the service: a POST with two Host headers is answered before its body, and closed without a reset', async () => {
     const s = await service();
     const body = '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body/></soap:Envelope>';
-    const r = await raw(
+    const r = await rawExchange(
       s.port,
       `POST /PushNotificationMobile.asmx HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://tempuri.org/GetTokenDevice"\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
     );
@@ -214,14 +212,14 @@ describe('two Host headers: 400 on both listeners, and the connection closed', (
 
   test('the service with WORKERS=2: the same page', async () => {
     const s = await service({ env: { WORKERS: '2' } });
-    const r = await raw(s.port, `GET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\n\r\n`);
+    const r = await rawExchange(s.port, `GET ${TOKEN_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\n\r\n`);
     expect([r.responses.map((x) => [x.status, x.body.toString()]), r.ended]).toEqual([[[400, invalidHeader.body]], 'end']);
   });
 
   test('the admin listener: 400 in plain text, counted, and closed', async () => {
     const s = await service();
     for (const hosts of ['Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n', 'Host: localhost\r\nhost: rebind.attacker.example\r\n']) {
-      const r = await raw(s.adminPort, `GET /metrics HTTP/1.1\r\n${hosts}\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      const r = await rawExchange(s.adminPort, `GET /metrics HTTP/1.1\r\n${hosts}\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
       expect(r.responses.map((x) => [x.status, x.headers.connection, x.body.toString()])).toEqual([
         [400, 'close', 'bad request: more than one Host header\n'],
       ]);

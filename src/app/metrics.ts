@@ -1,5 +1,6 @@
 import client from 'prom-client';
 import { buildInfo } from '../basics/build-info';
+import type { Sample } from '../basics/sample';
 import type { ConnectionLimits } from '../config';
 import { onLockWait } from '../store/busy';
 import type { Store } from '../store/store';
@@ -229,20 +230,13 @@ export async function scrape(): Promise<Scrape> {
   return { contentType: registry.contentType, body: `${await registry.metrics()}\n${await listenerMetrics()}` };
 }
 
-/** One value of a metric, as the console reads it: a histogram's as its `_bucket`, `_sum` and `_count`. */
-export interface MetricSample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
 /**
  * Only the metrics named, as prom-client holds them (objects, not text read back): what the console
  * reads every few seconds. Reading the whole registry would run every collector, and the event-loop
  * delay's starts afresh at each read: its max must stay the worst stall between Prometheus's
  * scrapes, not between the console's.
  */
-export async function samplesOf(names: readonly string[]): Promise<MetricSample[]> {
+export async function samplesOf(names: readonly string[]): Promise<Sample[]> {
   const metrics = names.flatMap((n) => registry.getSingleMetric(n) ?? []);
   const read = await Promise.all(metrics.map((m) => m.get()));
   return read.flatMap((m) =>

@@ -1,4 +1,4 @@
-import type { Sample } from './samples';
+import type { Sample } from '../basics/sample';
 
 /**
  * The counters the console charts, each kept by the labels it shows only (the endpoint follows from

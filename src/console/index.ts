@@ -5,7 +5,7 @@ import { NO_TOTALS, type ShadowTotals, type Store } from '../store/store';
 import { latestDifferences } from './differences';
 import { History, TRACKED_METRICS } from './history';
 import { renderPage } from './page';
-import type { Sample } from './samples';
+import type { Sample } from '../basics/sample';
 import { STYLE } from './style';
 import type { ConsoleView } from './view';
 

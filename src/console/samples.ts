@@ -1,14 +1,11 @@
+import type { Sample } from '../basics/sample';
+
 /**
  * The metrics the console reads, as samples: what prom-client holds (app/metrics.ts samplesOf, each
  * worker's under a cluster), never the /metrics text read back. The console sums them by labels, so
  * the page and a Prometheus scraping /metrics see the same numbers, and one worker's share is never
  * taken for the whole service.
  */
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
 
 /** The sum of every sample of `name` whose labels include `match`. */
 export function total(samples: readonly Sample[], name: string, match: Record<string, string> = {}): number {

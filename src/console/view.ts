@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { DifferenceLine } from '../shadow/report';
 import type { OutboxRecord, ShadowTotals, SmsStatus } from '../store/store';
 import type { History } from './history';
-import type { Sample } from './samples';
+import type { Sample } from '../basics/sample';
 
 /** Everything the page shows, read at one moment. */
 export interface ConsoleView {

@@ -1,4 +1,4 @@
-import type { MetricSample } from '../app/metrics';
+import type { Sample } from '../basics/sample';
 import type { LogLine, LogWritten } from '../shadow/log-relay';
 import type { Readiness } from './admin';
 
@@ -22,7 +22,7 @@ export type ToWorker =
 export type ToPrimary =
   | { type: 'serving' }
   | ({ type: 'readyz'; id: number } & Readiness)
-  | { type: 'metrics'; id: number; samples: MetricSample[] }
+  | { type: 'metrics'; id: number; samples: Sample[] }
   | { type: 'taken'; connection: number }
   | { type: 'missed'; connection: number }
   | { type: 'closed'; connection: number }

@@ -3,7 +3,8 @@ import type http from 'node:http';
 import net from 'node:net';
 import client from 'prom-client';
 import type { Config } from '../config';
-import { connectionCap, listenerMetrics, type MetricSample } from '../app/metrics';
+import { connectionCap, listenerMetrics } from '../app/metrics';
+import type { Sample } from '../basics/sample';
 import type { RowCounts, Store } from '../store/store';
 import { type Console, createConsole } from '../console';
 import { writeForWorkers } from '../shadow/log-relay';
@@ -257,7 +258,7 @@ const ask = (worker: Worker): Promise<Readiness> =>
  * console sums what it reads by labels, so the workers' counts add up as in /metrics). A worker that
  * does not answer in time adds nothing to this read.
  */
-async function workersMetrics(workers: readonly Worker[], names: readonly string[]): Promise<MetricSample[]> {
+async function workersMetrics(workers: readonly Worker[], names: readonly string[]): Promise<Sample[]> {
   const each = await Promise.all(
     workers.map((w) =>
       question(w, { type: 'metrics?', id: ++nextQuestion, names: [...names] }, (m) => (m.type === 'metrics' ? m.samples : undefined), []),

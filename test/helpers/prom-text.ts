@@ -1,4 +1,4 @@
-import type { Sample } from '../../src/console/samples';
+import type { Sample } from '../../src/basics/sample';
 
 /**
  * Prometheus's text format read back into samples: the tests read /metrics as Prometheus does, over

@@ -86,20 +86,20 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   // beside this one may take it in between, which the service refuses in one line; another is then
   // chosen (the service's own port is 0, chosen by the kernel as it listens).
   const chosen = !Object.hasOwn(options.env ?? {}, 'ADMIN_PORT');
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SQLITE_PATH: dbPath,
+    LOG_LEVEL: 'info',
+  };
+  for (const [k, v] of Object.entries(options.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
   for (let attempt = 1; ; attempt += 1) {
     const adminPort = await freePort();
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ADMIN_PORT: String(adminPort),
-      SQLITE_PATH: dbPath,
-      LOG_LEVEL: 'info',
-    };
-    for (const [k, v] of Object.entries(options.env ?? {})) {
-      if (v === undefined) delete env[k];
-      else env[k] = v;
-    }
+    if (chosen) env.ADMIN_PORT = String(adminPort);
     try {
       return await launch(options, env, { dir, dbPath, adminPort });
     } catch (e) {
