@@ -9,7 +9,7 @@ const { Client } = require('pg');
 
 const common = {
   testEnvironment: 'node',
-  // Each file is compiled on its own (isolatedModules, set in tsconfig.json); `npm test` type-checks first.
+  // Each file is compiled on its own (isolatedModules, set in tsconfig.json); the global setup type-checks first.
   transform: { '^.+\\.ts$': 'ts-jest' },
   setupFiles: ['<rootDir>/test/setup-logs.ts', '<rootDir>/test/helpers/ts-loader-env.js'],
 };

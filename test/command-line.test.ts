@@ -45,6 +45,16 @@ function run(file: string, ...args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, left };
 }
 
+/**
+ * Each entry point's `--help`, run once and kept: three tests compare against it (the usage after an
+ * error, the docs' copy), and each run starts a node that loads the whole entry point.
+ */
+const helps = new Map<string, ReturnType<typeof run>>();
+function help(file: string): ReturnType<typeof run> {
+  if (!helps.has(file)) helps.set(file, run(file, '--help'));
+  return helps.get(file)!;
+}
+
 /** The commit the build under test recorded (scripts/build.js; test/build-info.test.ts holds it to git). */
 function commit(): string | null {
   return (JSON.parse(fs.readFileSync(path.join(BUILD_DIR, 'build-info.json'), 'utf8')) as { commit: string | null }).commit;
@@ -52,7 +62,7 @@ function commit(): string | null {
 
 describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
   test('--help: the help on stdout, exit 0, nothing started or written', () => {
-    const r = run(file, '--help');
+    const r = help(file);
     expect([r.status, r.stderr, r.left]).toEqual([0, '', []]);
     expect(r.stdout).toMatch(
       /^usage: .+\n(?: {7}.+\n)*\n.+[\s\S]*\noptions:\n[\s\S]* {2}-h, --help +print this help and exit\n {2}--version +print the version and exit\n/,
@@ -75,7 +85,7 @@ describe.each(PARSING.map((e) => [e.file, e]))('%s', (file) => {
     const r = run(file, '--no-such-option');
     expect([r.status, r.stdout, r.left]).toEqual([2, '', []]);
     expect(r.stderr).toMatch(/^error: unknown option --no-such-option\nusage: /);
-    expect(r.stderr.split('\n').slice(1).join('\n')).toBe(`${run(file, '--help').stdout.split('\n\n')[0] ?? ''}\n`);
+    expect(r.stderr.split('\n').slice(1).join('\n')).toBe(`${help(file).stdout.split('\n\n')[0] ?? ''}\n`);
   });
 });
 
@@ -127,7 +137,7 @@ test('`-- --help` is an argument, not the option: shadow-report tries to read a 
 
 test("docs/operations-commands.md shows each command's help as --help prints it", () => {
   const doc = fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'operations-commands.md'), 'utf8');
-  const missing = COMMANDS.filter((e) => !doc.includes(`\`\`\`text\n${run(e.file, '--help').stdout}\`\`\``)).map((e) => e.command);
+  const missing = COMMANDS.filter((e) => !doc.includes(`\`\`\`text\n${help(e.file).stdout}\`\`\``)).map((e) => e.command);
   expect(missing).toEqual([]);
 });
 
