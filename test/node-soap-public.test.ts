@@ -1,6 +1,12 @@
-import { checkWsdl, contractMismatches, describeWsdl } from '../src/bindings/soap/node-soap';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CHECKED_WSDL_FILE, checkedAddress, checkKey, checkWsdl, contractMismatches, describeWsdl } from '../src/bindings/soap/node-soap';
+import { loadConfig } from '../src/config';
 import { ENDPOINTS } from '../src/contract/operations';
 import { WsdlCatalog } from '../src/pages/wsdl';
+import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
 
 /**
  * node-soap through its public API only (src/bindings/soap/node-soap.ts): it reads each hand-written
@@ -55,5 +61,48 @@ describe('a WSDL that parts from the contract fails the start, naming the operat
     await expect(checkWsdl(wsdl, endpoint('NotificationNotes'))).rejects.toThrow(
       /^wsdl\/NotificationNotes\.wsdl does not match the contract: /,
     );
+  });
+});
+
+describe("the build's record: a start reads again only a WSDL the build did not check", () => {
+  test('the build recorded every WSDL as a start with the default settings serves it, and nothing else', () => {
+    const config = loadConfig({});
+    const served = new WsdlCatalog(config.xmlNamespace, undefined, config.protocols);
+    const record = JSON.parse(fs.readFileSync(path.join(BUILD_DIR, CHECKED_WSDL_FILE), 'utf8')) as { checked: string[] };
+    expect(record.checked).toEqual(ENDPOINTS.map((e) => checkKey(served.text(e.name, checkedAddress(e.name)), e)));
+  });
+
+  test('a WSDL in the record is not read again; one not in it is, and a part renamed fails', async () => {
+    const renamed = wsdlOf('NotificationNotes').replaceAll('name="school_base_url"', 'name="school_url"');
+    const notes = endpoint('NotificationNotes');
+    await expect(checkWsdl(renamed, notes, new Set([checkKey(renamed, notes)]))).resolves.toBeUndefined();
+    await expect(checkWsdl(renamed, notes, new Set())).rejects.toThrow(/GetStudentSchool takes \(school_url: s:string/);
+    // The key holds the contract too: the same text under another contract is read again.
+    const other = { ...notes, operations: notes.operations.map((op) => ({ ...op, params: [...op.params].reverse() })) };
+    expect(checkKey(renamed, other)).not.toBe(checkKey(renamed, notes));
+  });
+
+  test('the built service, its WSDL edited after the build: the start fails in one line naming the operation', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-wsdl-'));
+    try {
+      // What a production install holds (package.json's "files"): the build, the WSDLs, the Node check.
+      fs.copyFileSync(path.join(PROJECT_ROOT, 'package.json'), path.join(dir, 'package.json'));
+      fs.cpSync(path.join(PROJECT_ROOT, 'wsdl'), path.join(dir, 'wsdl'), { recursive: true });
+      fs.cpSync(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), path.join(dir, 'scripts', 'check-node.js'));
+      fs.cpSync(BUILD_DIR, path.join(dir, 'dist'), { recursive: true });
+      fs.symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+      const file = path.join(dir, 'wsdl', 'NotificationNotes.wsdl');
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replaceAll('name="school_base_url"', 'name="school_url"'));
+      const r = spawnSync(process.execPath, [path.join(dir, 'dist', 'src', 'main.js')], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', PORT: '0', ADMIN_PORT: '0', SQLITE_PATH: path.join(dir, 'school.db') },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/wsdl\/NotificationNotes\.wsdl does not match the contract: .*GetStudentSchool takes \(school_url/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@ import type http from 'node:http';
 import { createHttpBinding, type HttpHandler } from '../bindings/http';
 import { send, sendErrorText } from '../bindings/send';
 import { createSoapBinding, type SoapHandler } from '../bindings/soap';
+import { checkedAddress } from '../bindings/soap/node-soap';
 import type { Config } from '../config';
 import { Errors } from '../basics/errors';
 import { protocolVerdict, takenByScriptHandler } from '../bindings/protocols';
@@ -57,7 +58,7 @@ export async function createApp(config: Config, store: Store, parts: AppParts): 
       soap: await createSoapBinding({
         endpoint: spec,
         ns: config.xmlNamespace,
-        wsdl: catalog.text(spec.name, `http://localhost/${spec.name}.asmx`),
+        wsdl: catalog.text(spec.name, checkedAddress(spec.name)),
         operations,
         xmlLimits: { maxDepth: config.limits.maxXmlDepth, maxElements: config.limits.maxXmlElements },
         protocols: config.protocols,

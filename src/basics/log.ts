@@ -1,5 +1,5 @@
 import pino from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyOptions } from 'pino-pretty';
 import { maskPhone, maskText } from './mask';
 
 /**
@@ -174,6 +174,8 @@ const options: pino.LoggerOptions = {
  */
 const BATCH_BYTES = 8192;
 const BATCH_MS = 25;
+/** pino-pretty for a terminal, loaded only there: it is some tens of milliseconds of a start. */
+const pretty = (options: PrettyOptions): pino.DestinationStream => (require('pino-pretty') as typeof import('pino-pretty')).build(options);
 const destination = process.stderr.isTTY
   ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
   : pino.destination({ dest: 2, sync: false, minLength: BATCH_BYTES, periodicFlush: BATCH_MS });

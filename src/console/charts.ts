@@ -1,3 +1,4 @@
+import { groupDigits } from '../basics/digits';
 import type { History } from './history';
 import { legend, type Line, lineChart } from './svg';
 
@@ -8,7 +9,7 @@ export const WINDOWS = [
 ] as const;
 
 export const nameOf = (label: string | undefined) => (label === undefined || label === '' ? '(none)' : label);
-export const count = (n: number) => Math.round(n).toLocaleString('en-US');
+export const count = groupDigits;
 export const ms = (v: number) => (v >= 1000 ? `${v / 1000} s` : `${v} ms`);
 
 /** A chart of `name` in each window, split by `by`, with a legend of each line's total. */

@@ -3,7 +3,7 @@ import { rangeText } from '../basics/address';
 import { buildText } from '../basics/build-info';
 import { type Config, DEFAULT_CONNECTION_LIMIT_EXEMPT } from '../config';
 import { ENDPOINTS } from '../contract/operations';
-import { redactUrl } from '../store/postgres';
+import { redactUrl } from '../store/redact';
 import type { RowCounts } from '../store/store';
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { groupDigits } from '../basics/digits';
 import type { Outcome } from './log-file';
 
 /**
@@ -34,7 +35,7 @@ export const EXAMPLES_WINDOW_MS = 60 * 60 * 1000;
 export const MAX_KINDS = 1000;
 /** A kind kept this long at most (a kind names a place in an answer; the legacy host's answers are not ours). */
 const KIND_CHARS = 300;
-export const OTHER_KINDS = `(more than ${MAX_KINDS.toLocaleString('en-US')} kinds this hour)`;
+export const OTHER_KINDS = `(more than ${groupDigits(MAX_KINDS)} kinds this hour)`;
 
 interface Seen {
   kind: KindOf;

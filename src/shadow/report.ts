@@ -1,3 +1,4 @@
+import { groupDigits } from '../basics/digits';
 import { log } from '../basics/log';
 import { maskText } from '../basics/mask';
 import type { ShadowConfig } from '../config';
@@ -40,7 +41,7 @@ export interface DifferenceLine {
 /** A body kept in the log: at most this many characters (a line per difference, not a copy of the traffic). */
 const KEPT = 64 * 1024;
 // The count with its thousands separated: a run of seven digits would read as a phone and be masked.
-const kept = (s: string) => (s.length > KEPT ? `${s.slice(0, KEPT)}…(${s.length.toLocaleString('en-US')} characters)` : s);
+const kept = (s: string) => (s.length > KEPT ? `${s.slice(0, KEPT)}…(${groupDigits(s.length)} characters)` : s);
 
 const maskHeaders = <T extends Record<string, string | undefined>>(h: T): T =>
   Object.fromEntries(Object.entries(h).map(([k, v]) => [k, v === undefined ? v : maskText(v)])) as T;

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { log } from '../basics/log';
 import type { FullWindow, LimitCheck } from '../store/store';
 import { smsMetrics } from './metrics';
@@ -82,6 +82,8 @@ export class SharedLimiter implements Limiter {
     url: string,
     private readonly prefix: string,
   ) {
+    // Loaded only where a Redis is configured: ioredis is some tens of milliseconds of every start otherwise.
+    const { Redis } = require('ioredis') as typeof import('ioredis');
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

@@ -1,7 +1,7 @@
 import { DirectoryError } from '../basics/directory';
 import type { Config } from '../config';
 import { type OpenOptions, SchemaVersionError } from './migrations';
-import { PostgresStore, redactUrl } from './postgres';
+import { redactUrl } from './redact';
 import { openSqliteStore } from './sqlite';
 import type { Store } from './store';
 import { sqliteNotWritable } from './writable';
@@ -26,6 +26,8 @@ export async function openStore(config: StoreConfig, options: OpenOptions = {}):
   if (config.databaseUrl !== null) {
     const where = `DATABASE_URL (${storeLocation(config)})`;
     try {
+      // Loaded only here: pg and its companions are some tens of milliseconds of every start otherwise.
+      const { PostgresStore } = await import('./postgres');
       return await PostgresStore.open(
         {
           url: config.databaseUrl,

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Client, type ClientConfig, Pool, type QueryConfig, type QueryResult } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { redactUrl } from './redact';
 import { log } from '../basics/log';
 import type { StudentInfo } from '../contract/types';
 import { migratePostgres, type OpenOptions, PG_MIGRATIONS, pgSchemaState, schemaProblem } from './migrations';
@@ -40,17 +41,6 @@ export interface PostgresOptions {
 export function numberParams(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${(n += 1)}`);
-}
-
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return 'DATABASE_URL';
-  }
 }
 
 /** Named statements: each pooled connection prepares them once and reuses the plan. */

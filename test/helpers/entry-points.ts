@@ -42,6 +42,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   entry('scripts/bench/node-soap-baseline.js', null),
   entry('scripts/bench/paced.js', null),
   entry('scripts/legacy/csv2tsv.js', null),
+  entry('scripts/check-wsdl.js', null),
 ];
 
 function sourcesUnder(dir: string): string[] {
