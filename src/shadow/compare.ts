@@ -236,8 +236,12 @@ function differences(kind: CaseKind, legacy: Answer, ours: Answer): Difference[]
 
 /** The differences as lines of text; empty when the answers agree. */
 export function compareAnswers(kind: CaseKind, legacy: Answer, ours: Answer): string[] {
+  if (identical(legacy, ours)) return [];
   return differences(kind, legacy, ours).map((x) => x.detail);
 }
+
+/** The same bytes and the same status, type, framing and caching: nothing to compare further, whatever the kind. */
+const identical = (a: Answer, b: Answer): boolean => !a.error && !b.error && a.body === b.body && sameAnswer(a, b);
 
 /**
  * How a live exchange is compared, from the request and the legacy answer: a help page (`GET /X.asmx`
@@ -257,7 +261,7 @@ function kindOf(method: string, url: string, legacy: Answer): CaseKind {
 
 /** Two answers to one live request compared: service addresses without their hosts, the kind from the request. */
 export function compareLive(method: string, url: string, legacy: Answer, ours: Answer): Difference[] {
-  if (!legacy.error && !ours.error && legacy.body === ours.body && sameAnswer(legacy, ours)) return [];
+  if (identical(legacy, ours)) return [];
   const kind = kindOf(method, url, legacy);
   return differences(kind, { ...legacy, body: withoutServiceHosts(legacy.body) }, { ...ours, body: withoutServiceHosts(ours.body) });
 }
