@@ -1,5 +1,16 @@
 import { Writable } from 'node:stream';
-import { createLogger, cut, fieldsOf, lineOf, maskPhone, MAX_LINE_BYTES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS } from '../src/basics/log';
+import {
+  createLogger,
+  cut,
+  fieldsOf,
+  lineOf,
+  maskPhone,
+  MAX_LINE_BYTES,
+  MAX_MESSAGE_CHARS,
+  MAX_VALUE_CHARS,
+  type RequestFields,
+  requestLine as requestLineOf,
+} from '../src/basics/log';
 import { maskText } from '../src/basics/mask';
 import { FakeGateway } from './helpers/sms-gateway';
 import { type LogLine, request, type Service, servicesPerTest } from './helpers/service';
@@ -389,5 +400,44 @@ describe('a refused request says why', () => {
     const s = await service();
     await request(s.port, '/PushNotificationMobile.asmx/GetTokenDevice?id=dev-1001', { headers: { 'X-Request-Id': 'fine' } });
     expect((await requestLine(s, 'fine')).reason).toBeUndefined();
+  });
+});
+
+describe('the request line, written ahead (requestLine)', () => {
+  const plain: RequestFields = {
+    reqId: '1f0c9a8e-2b7d-4c1e-9f3a-5d6e7f8a9b0c',
+    method: 'POST',
+    endpoint: 'PushNotificationMobile',
+    operation: 'GetTokenDevice',
+    binding: 'soap11',
+    status: 200,
+    ms: 0.4,
+    client: '127.0.0.1',
+    bytesIn: 312,
+    bytesOut: 598,
+  };
+  const cases: [string, RequestFields][] = [
+    ['a small call', plain],
+    ['a refusal with a fault and a reason', { ...plain, status: 500, fault: 'soap:Client', reason: 'no protocol in PROTOCOLS takes GET' }],
+    [
+      'no endpoint, operation or binding; no client',
+      { ...plain, endpoint: undefined, operation: undefined, binding: undefined, client: null },
+    ],
+    ['a request id and a reason holding phones', { ...plain, reqId: 'call+9647701234567', reason: 'phone 07701 234 567 refused' }],
+    ['quotes, backslashes, control characters and Arabic', { ...plain, reason: 'a "quoted" \\ path\t\u0001 حسين علي' }],
+    ['a reason past the value limit', { ...plain, reason: `${'x'.repeat(300)} +9647701234567 ${'y'.repeat(300)}` }],
+    ['a time that is not a number', { ...plain, ms: Number.NaN }],
+  ];
+  test.each(cases)('%s: the same bytes as the logger writes for it', (_what, fields) => {
+    const { logger, lines } = capture();
+    const now = Date.now();
+    // In the order app/request-hooks.ts gives them, which is the order pino writes an object's fields in.
+    const { reqId, method, endpoint, operation, binding, status, fault, reason, ms, client, bytesIn, bytesOut } = fields;
+    logger.info({ reqId, method, endpoint, operation, binding, status, fault, reason, ms, client, bytesIn, bytesOut }, 'request');
+    const ours = requestLineOf(fields, now);
+    const time = (line: string) => line.replace(/^\{"level":"info","time":"[^"]+"/, '{"level":"info","time":"T"');
+    expect(ours.endsWith('\n')).toBe(true);
+    expect(time(ours.trimEnd())).toBe(time(lines[0]!));
+    expect(JSON.parse(ours).time).toBe(new Date(now).toISOString());
   });
 });

@@ -81,12 +81,39 @@ export function watchStore(store: Store): void {
   poolSource = store;
 }
 
+/** One operation's series: a request counter per status, and its durations. */
+interface OperationSeries {
+  requests: Map<number, ReturnType<typeof requests.labels>>;
+  duration: ReturnType<typeof duration.labels>;
+}
+
+/**
+ * Each combination's series, looked up once: prom-client turns a label object into its key at every
+ * inc and observe, twice per request. The combinations are the labels' own small fixed sets.
+ */
+const operations = new Map<string, OperationSeries>();
+function seriesOf(endpoint: string, operation: string, binding: string): OperationSeries {
+  const key = `${endpoint}\n${operation}\n${binding}`;
+  let series = operations.get(key);
+  if (series === undefined) {
+    series = { requests: new Map(), duration: duration.labels({ endpoint, operation, binding }) };
+    operations.set(key, series);
+  }
+  return series;
+}
+
 export function recordExchange(ex: Exchange, status: number, seconds: number): void {
   const endpoint = ex.endpoint ?? '';
   const operation = ex.operation ?? '';
   const binding = ex.binding ?? '';
-  requests.inc({ endpoint, operation, binding, status: String(status) });
-  duration.observe({ endpoint, operation, binding }, seconds);
+  const series = seriesOf(endpoint, operation, binding);
+  let count = series.requests.get(status);
+  if (count === undefined) {
+    count = requests.labels({ endpoint, operation, binding, status: String(status) });
+    series.requests.set(status, count);
+  }
+  count.inc();
+  series.duration.observe(seconds);
   if (ex.fault !== undefined) faults.inc({ endpoint, operation, binding, code: ex.fault });
   if (ex.error !== undefined) storeErrors.inc({ endpoint, operation });
 }

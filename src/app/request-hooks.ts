@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from '../transport/types';
 import { exchangeOf, type RequestTap } from '../transport/exchange';
-import { logger } from '../basics/log';
+import { logger, logRequest } from '../basics/log';
 import { recordExchange } from './metrics';
 import { clientAddress, setCaller } from '../transport/context';
 
@@ -47,25 +47,21 @@ export function requestHooks(options: HookOptions): (req: Request, res: Response
       if (ex.error !== undefined) logger.error({ reqId: requestId, error: ex.error }, 'request failed');
       recordExchange(ex, status, seconds);
       tapped?.(ex, status);
-      if (!logger.isLevelEnabled('info')) return;
-      logger.info(
-        {
-          reqId: requestId,
-          method: req.method,
-          endpoint: ex.endpoint,
-          operation: ex.operation,
-          binding: ex.binding,
-          status,
-          fault: ex.fault,
-          reason: ex.reason,
-          ms: Math.round(seconds * 1e4) / 10,
-          client,
-          bytesIn: Number(req.headers['content-length'] ?? 0) || 0,
-          // Headers included; on a keep-alive connection the count starts where the last answer ended.
-          bytesOut: req.socket.bytesWritten - writtenBefore,
-        },
-        'request',
-      );
+      logRequest({
+        reqId: requestId,
+        method: req.method,
+        endpoint: ex.endpoint,
+        operation: ex.operation,
+        binding: ex.binding,
+        status,
+        fault: ex.fault,
+        reason: ex.reason,
+        ms: Math.round(seconds * 1e4) / 10,
+        client,
+        bytesIn: Number(req.headers['content-length'] ?? 0) || 0,
+        // Headers included; on a keep-alive connection the count starts where the last answer ended.
+        bytesOut: req.socket.bytesWritten - writtenBefore,
+      });
     };
     res.once('finish', finish);
     res.once('close', finish);
