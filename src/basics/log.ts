@@ -5,8 +5,9 @@ import { maskPhone, maskText } from './mask';
 /**
  * Structured log lines on stderr: one JSON object each (pino), or pino-pretty's lines when stderr is
  * a terminal. Internal details (stacks, SQL) go here and only here; clients get the ASMX texts of
- * errors.ts. Every line goes through `fieldsOf` and `lineOf` below, whoever writes it: that is where
- * values are bounded and secrets masked, so no caller (and no value's content) can get around them.
+ * errors.ts. Every line goes through `Bounder` (pino's through `fieldsOf`, the request line's through
+ * `requestLine`) and `lineOf` below, whoever writes it: that is where values are bounded and secrets
+ * masked, so no caller (and no value's content) can get around them.
  * docs/logs.md says what a line holds.
  */
 export type Fields = Record<string, unknown>;
@@ -240,8 +241,8 @@ const REQUEST_KEYS = [
 
 /**
  * The request line as `logger.info(fields, 'request')` writes it, made without pino's generic walk
- * of an object of any shape (its hooks, a field object copied, each value's type asked): 7% of a
- * small call's processor time went there. Each string is bounded and masked as any line's are
+ * of an object of any shape (its hooks, a field object copied, each value's type asked): 7% of the
+ * samples of a small call under load went there. Each string is bounded and masked as any line's are
  * (Bounder), and written as JSON (as pino writes on Node 25+; below it, pino leaves a lone surrogate
  * unescaped). test/logs.test.ts holds the two to the same bytes.
  */
