@@ -6,7 +6,8 @@ import { CHECKED_WSDL_FILE, checkedAddress, checkKey, checkWsdl, contractMismatc
 import { loadConfig } from '../src/config';
 import { ENDPOINTS } from '../src/contract/operations';
 import { WsdlCatalog } from '../src/pages/wsdl';
-import { BUILD_DIR, PROJECT_ROOT } from './helpers/paths';
+import { copyInstall } from './helpers/install-copy';
+import { BUILD_DIR } from './helpers/paths';
 
 /**
  * node-soap through its public API only (src/bindings/soap/node-soap.ts): it reads each hand-written
@@ -85,15 +86,10 @@ describe("the build's record: a start reads again only a WSDL the build did not 
   test('the built service, its WSDL edited after the build: the start fails in one line naming the operation', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-wsdl-'));
     try {
-      // What a production install holds (package.json's "files"): the build, the WSDLs, the Node check.
-      fs.copyFileSync(path.join(PROJECT_ROOT, 'package.json'), path.join(dir, 'package.json'));
-      fs.cpSync(path.join(PROJECT_ROOT, 'wsdl'), path.join(dir, 'wsdl'), { recursive: true });
-      fs.cpSync(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), path.join(dir, 'scripts', 'check-node.js'));
-      fs.cpSync(BUILD_DIR, path.join(dir, 'dist'), { recursive: true });
-      fs.symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+      const build = copyInstall(dir, 'link');
       const file = path.join(dir, 'wsdl', 'NotificationNotes.wsdl');
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replaceAll('name="school_base_url"', 'name="school_url"'));
-      const r = spawnSync(process.execPath, [path.join(dir, 'dist', 'src', 'main.js')], {
+      const r = spawnSync(process.execPath, [path.join(build, 'src', 'main.js')], {
         cwd: dir,
         env: { PATH: process.env.PATH ?? '', PORT: '0', ADMIN_PORT: '0', SQLITE_PATH: path.join(dir, 'school.db') },
         encoding: 'utf8',

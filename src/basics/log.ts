@@ -253,13 +253,11 @@ export function requestLine(fields: RequestFields, now: number = Date.now()): st
     const value = fields[key];
     if (value === undefined) continue;
     const text =
-      typeof value === 'number'
-        ? Number.isFinite(value)
-          ? String(value)
-          : 'null'
-        : value === null
+      typeof value === 'string'
+        ? JSON.stringify(bounder.string(value))
+        : value === null || !Number.isFinite(value)
           ? 'null'
-          : JSON.stringify(bounder.string(value));
+          : String(value);
     bounder.string(key, 64);
     line += `,"${key}":${text}`;
   }

@@ -60,10 +60,10 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
   return up[n]!;
 }
 
-/** The edits a name may be away from a setting: one for names up to 7 characters, two beyond. */
-const allowedEdits = (setting: string) => (setting.length <= 7 ? 1 : 2);
-/** The most allowedEdits gives. */
+/** The most edits a name may be away from a setting: two, for a setting beyond 7 characters. */
 const MOST_EDITS = 2;
+/** The edits a name may be away from a setting: one for names up to 7 characters, two beyond. */
+const allowedEdits = (setting: string) => (setting.length <= 7 ? 1 : MOST_EDITS);
 
 /** A name without its plural ending: SMS_ALLOWED_COUNTRY and SMS_ALLOWED_COUNTRIES meet here. */
 const singular = (name: string) => name.replace(/IES$/, 'Y').replace(/S$/, '');

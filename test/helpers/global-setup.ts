@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BUILD_DIR, PROJECT_ROOT } from './service';
 
-/** Runs `command`; resolves with its exit code and everything it printed. */
+/** Runs node with `args`; resolves with its exit code and everything it printed. */
 function run(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

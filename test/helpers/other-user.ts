@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { copyInstall } from './install-copy';
 import { BUILD_DIR, PROJECT_ROOT } from './paths';
 
 /**
@@ -41,17 +42,7 @@ export function runnableAs(uid: number): Runnable {
   if (node === null || !inPlace) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'student-info-as-other-user-'));
     copies.push(dir);
-    const build = path.join(dir, path.basename(BUILD_DIR));
-    fs.cpSync(BUILD_DIR, build, { recursive: true });
-    fs.cpSync(path.join(PROJECT_ROOT, 'wsdl'), path.join(dir, 'wsdl'), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, 'package.json'), path.join(dir, 'package.json'));
-    fs.mkdirSync(path.join(dir, 'scripts'), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, 'scripts', 'check-node.js'), path.join(dir, 'scripts', 'check-node.js'));
-    // A worktree's node_modules may be a link to another checkout's.
-    fs.cpSync(fs.realpathSync(path.join(PROJECT_ROOT, 'node_modules')), path.join(dir, 'node_modules'), {
-      recursive: true,
-      verbatimSymlinks: true,
-    });
+    const build = copyInstall(dir, 'copy');
     const copiedNode = path.join(dir, 'node');
     if (node === null) fs.copyFileSync(process.execPath, copiedNode);
     spawnSync('chmod', ['-R', 'a+rX', dir]);

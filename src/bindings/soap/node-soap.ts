@@ -68,11 +68,9 @@ export const CHECKED_WSDL_FILE = 'wsdl-checked.json';
 /** The address the WSDL text held to the contract has (any would do; one, so that the build's record is found). */
 export const checkedAddress = (endpoint: string): string => `http://localhost/${endpoint}.asmx`;
 
-let soapVersion: string | undefined;
-
 /** What a check depends on: node-soap's version, the endpoint's contract and the WSDL's text. */
 export function checkKey(wsdl: string, endpoint: EndpointSpec): string {
-  soapVersion ??= (JSON.parse(fs.readFileSync(require.resolve('soap/package.json'), 'utf8')) as { version: string }).version;
+  const soapVersion = (require('soap/package.json') as { version: string }).version;
   return createHash('sha256')
     .update(JSON.stringify([soapVersion, endpoint, wsdl]))
     .digest('hex');
