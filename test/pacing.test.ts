@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { closedConnections } from '../src/transport/closed';
 import { createServer } from '../src/transport/server';
@@ -16,6 +18,8 @@ import { until } from './helpers/sms-gateway';
  */
 
 const limits = loadConfig({}).limits;
+/** The flooding client, a process of its own (see the file). */
+const FLOODER = path.join(__dirname, 'helpers', 'pipeline-flood.js');
 const GET = (id: string) => `GET /x?id=${id} HTTP/1.1\r\nHost: school.example\r\n\r\n`;
 
 /** A client connection from `from` that writes `requests` over and over as fast as it may, and reads nothing. */
@@ -165,26 +169,31 @@ async function flooded(from: string[], connections: number, seconds: number): Pr
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))![1]) * 1024;
   const start = rss();
   let most = start;
-  const flood = Buffer.from(`GET ${TOKEN_PATH} HTTP/1.1\r\nHost: school.example\r\n\r\n`.repeat(200));
-  const attackers = Array.from({ length: connections }, (_, i) => pipeliner(port, flood, from[i % from.length]));
-  // A new connection every quarter second (as many as `seconds` hold, however late the timers), each
-  // waiting for its answer on its own.
-  const replies: Promise<number>[] = [];
-  for (let i = 0; i < seconds * 4; i += 1) {
-    replies.push(
-      Promise.race([
-        request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then(
-          (r) => r.status,
-          () => -1,
-        ),
-        new Promise<number>((resolve) => setTimeout(resolve, 15_000, 0).unref()),
-      ]),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    most = Math.max(most, rss());
+  const attacker = spawn(process.execPath, [FLOODER, String(port), String(connections), from.join(','), TOKEN_PATH], { stdio: 'ignore' });
+  const gone = new Promise((resolve) => attacker.once('exit', resolve));
+  const statuses: number[] = [];
+  try {
+    // A new connection every quarter second (as many as `seconds` hold, however late the timers), each
+    // waiting for its answer on its own.
+    const replies: Promise<number>[] = [];
+    for (let i = 0; i < seconds * 4; i += 1) {
+      replies.push(
+        Promise.race([
+          request(port, TOKEN_PATH, { localAddress: '127.0.0.3' }).then(
+            (r) => r.status,
+            () => -1,
+          ),
+          new Promise<number>((resolve) => setTimeout(resolve, 15_000, 0).unref()),
+        ]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      most = Math.max(most, rss());
+    }
+    statuses.push(...(await Promise.all(replies)));
+  } finally {
+    attacker.kill('SIGKILL');
+    await gone;
   }
-  const statuses = await Promise.all(replies);
-  for (const socket of attackers) socket.destroy();
   expect(s.proc.exitCode).toBeNull();
   expect(statuses.filter((status) => status !== 200)).toEqual([]);
   expect(most - start).toBeLessThan(200 * 1024 * 1024);
