@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, SETTINGS } from '../src/config';
+import { MAIN, PROJECT_ROOT } from './helpers/paths';
 
 test('defaults', () => {
   expect(loadConfig({})).toEqual({
@@ -396,22 +397,11 @@ test.each([
 });
 
 test('the server, as built, exits 1 with one clear line on a bad value', () => {
-  const root = path.join(__dirname, '..');
-  // inside the project, so the build resolves node_modules as the real one does
-  const out = fs.mkdtempSync(path.join(root, '.test-build-'));
-  try {
-    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
-    const r = spawnSync(process.execPath, [path.join(out, 'src', 'main.js')], {
-      cwd: root,
-      env: { ...process.env, PORT: 'x' },
-      encoding: 'utf8',
-    });
-    expect(r.status).toBe(1);
-    expect(r.stderr.trim().split('\n')).toEqual(['error: PORT must be a whole number from 0 to 65535, got "x"']);
-  } finally {
-    fs.rmSync(out, { recursive: true, force: true });
-  }
-}, 60000);
+  // The tests' build (test/helpers/global-setup.ts), made by the project's build script.
+  const r = spawnSync(process.execPath, [MAIN], { cwd: PROJECT_ROOT, env: { ...process.env, PORT: 'x' }, encoding: 'utf8' });
+  expect(r.status).toBe(1);
+  expect(r.stderr.trim().split('\n')).toEqual(['error: PORT must be a whole number from 0 to 65535, got "x"']);
+});
 
 test('SEND_TIMEOUT_MS follows REQUEST_TIMEOUT_MS when unset; MAX_UNSENT_BYTES is a whole number of bytes', () => {
   expect(loadConfig({ REQUEST_TIMEOUT_MS: '5000' }).limits.sendTimeoutMs).toBe(10000);
