@@ -25,6 +25,8 @@ import { BUILD_DIR, PROJECT_ROOT } from './helpers/service';
  */
 
 const SITE = { namespace: 'http://tempuri.org/', virtualDir: '' };
+// The legacy host reads its CSVs with this run's build, rather than compiling .dev-build/ for it.
+process.env.LEGACY_HOST_BUILD = BUILD_DIR;
 const make = (seed: number, index: number) => generate(fresh(seed, index), SITE, `seed ${seed} index ${index}`);
 const wire = (g: Generated) => requestBytes('http://h', g.c, false).toString('latin1');
 

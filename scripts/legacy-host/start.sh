@@ -9,9 +9,10 @@ port=${1:-9090} virt=${2:-/}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 command -v mcs >/dev/null || { echo "install mono-devel first (apt-get install -y mono-devel)"; exit 1; }
-# the CSVs are read by the import's own reader (scripts/legacy/csv2tsv.ts), built with the dev tools
-csv2tsv="$root/.dev-build/scripts/legacy/csv2tsv.js"
-[ -f "$csv2tsv" ] || (cd "$root" && node scripts/build.js --out .dev-build >/dev/null)
+# the CSVs are read by the import's own reader (scripts/legacy/csv2tsv.ts), from a build of the project:
+# LEGACY_HOST_BUILD's (the tests name theirs), else the dev tools' .dev-build, made if it is missing
+csv2tsv="${LEGACY_HOST_BUILD:-$root/.dev-build}/scripts/legacy/csv2tsv.js"
+[ -f "$csv2tsv" ] || [ -n "${LEGACY_HOST_BUILD:-}" ] || (cd "$root" && node scripts/build.js --out .dev-build >/dev/null)
 site=/tmp/legacy-host-$port
 rm -rf "$site"; mkdir -p "$site/bin" "$site/App_Data"
 cp -a "$here/site/." "$site/"
