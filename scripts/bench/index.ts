@@ -234,7 +234,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (vs.length > 0)
         process.stdout.write(`\n${title}\n${vs.map((v) => `${v.ok ? 'HOLDS' : 'MISS '}  ${v.target}: ${v.measured}`).join('\n')}\n`);
     };
-    say('Issues 24 and 31, on CPU time per request:', cpuVerdicts);
+    say(`Issues 42 and 31, on CPU time per request (Node.js ${process.version}):`, cpuVerdicts);
     say('Issues 9, 11 and 31, on req/s, p99, RSS and shadow coverage:', verdicts);
     fs.mkdirSync(o.out, { recursive: true });
     const meta = {
@@ -259,7 +259,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     const svg = await renderChart(
       cpuRows.map((r) => ({ workload: r.title, target: r.target, us: Math.max(1, r.us) })),
-      `CPU time per request, paced, 4 connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs)`,
+      `CPU time per request, paced, 4 connections (${meta.date.slice(0, 10)}, ${meta.cpus} CPUs, every server on Node.js ${meta.node})`,
     );
     fs.writeFileSync(path.join(o.out, 'bench.svg'), svg);
     fs.writeFileSync(
@@ -268,7 +268,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         cpuRows,
         shadowRows,
         cpuVerdicts,
-        `${meta.date.slice(0, 16).replace('T', ' ')} UTC, ${meta.cpus} CPUs, load average ${loadAtStart.toFixed(1)} at the start and ${meta.loadAverage.atEnd.toFixed(1)} at the end`,
+        `${meta.date.slice(0, 16).replace('T', ' ')} UTC, ${meta.cpus} CPUs, every server on Node.js ${meta.node}, load average ${loadAtStart.toFixed(1)} at the start and ${meta.loadAverage.atEnd.toFixed(1)} at the end`,
       ),
     );
     process.stdout.write(`wrote bench.json, bench.svg and bench.md (the CPU table and verdicts in markdown) to ${o.out}\n`);

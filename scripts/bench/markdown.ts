@@ -13,7 +13,7 @@ export function cpuMarkdown(cpu: readonly CpuRow[], shadow: readonly ShadowRow[]
   const lines = [
     '# The benchmark run behind the chart: CPU per request',
     '',
-    `**Summary.** Written by \`npm run bench\` (${title}): each server's CPU µs per request, paced, and issue 24's targets judged on it. What it means: [performance.md](../performance.md).`,
+    `**Summary.** Written by \`npm run bench\` (${title}): each server's CPU µs per request, paced, and issue 42's targets judged on it. What it means: [performance.md](../performance.md).`,
     '',
     `CPU µs per request, paced (${title}):`,
     '',

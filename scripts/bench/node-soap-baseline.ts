@@ -35,6 +35,7 @@ export function createNodeSoapApp(): express.Express {
     PushNotificationMobile: { GetTokenDevice, GetServerKeyAndSender: () => ({}) },
     NotificationNotes: { GetStudentSchool },
     AuthCodeSending: { AuthCode },
+    AboutUs: { GetAboutUs: () => ({}) },
   };
 
   const catalog = new WsdlCatalog('http://tempuri.org/');

@@ -29,12 +29,18 @@ export interface Options {
   pacedRate: number | null;
 }
 
-/** The published results' directory, in the project the bench was built from (above .dev-build/ when built). */
-export const PUBLISHED = path.join(
-  fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot),
-  'docs',
-  'bench',
-);
+/** The project the bench was built from (above .dev-build/ when built). */
+const PROJECT = fs.existsSync(path.join(buildRoot, 'package.json')) ? buildRoot : path.dirname(buildRoot);
+/** The published results' directory. */
+export const PUBLISHED = path.join(PROJECT, 'docs', 'bench');
+
+/** Why a published run may not run on `version` (process.version): its figures are the Node line .nvmrc names, or none. */
+export function publishRefusal(version: string, nvmrc = fs.readFileSync(path.join(PROJECT, '.nvmrc'), 'utf8')): string | null {
+  const line = nvmrc.trim().replace(/^v/, '').split('.')[0];
+  return version.replace(/^v/, '').split('.')[0] === line
+    ? null
+    : `--publish runs on the Node.js line .nvmrc names (${line}), not ${version}: the published figures are that line's`;
+}
 
 export const BENCH_COMMAND = {
   usage: [
@@ -109,7 +115,11 @@ export function benchOptions(v: Values<typeof BENCH_COMMAND>): Options | string 
   }
   if (o.publish && (o.quick || o.only !== null || o.out !== '' || o.compare !== null))
     return '--publish is for the whole bench only: not with --quick, --only, --out or --compare';
-  if (o.publish) o.out = PUBLISHED;
+  if (o.publish) {
+    const refused = publishRefusal(process.version);
+    if (refused !== null) return refused;
+    o.out = PUBLISHED;
+  }
   // Anything but a published run writes where it cannot overwrite the published results.
   if (o.out === '') o.out = path.join(os.tmpdir(), `asmx-bench-out-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   return o;

@@ -16,7 +16,7 @@ export interface BenchRequest {
 export interface Workload {
   id: string;
   title: string;
-  operation: 'GetTokenDevice' | 'GetStudentSchool' | 'AuthCode';
+  operation: 'GetTokenDevice' | 'GetStudentSchool' | 'AuthCode' | 'GetAboutUs';
   binding: Binding;
   /** Students in the answer (GetStudentSchool). */
   students?: number;
@@ -52,6 +52,7 @@ const schoolQuery = (size: number) => `school_base_url=${encodeURIComponent(scho
 
 const PUSH = '/PushNotificationMobile.asmx';
 const NOTES = '/NotificationNotes.asmx';
+const ABOUT = '/AboutUs.asmx';
 
 export const WORKLOADS: readonly Workload[] = [
   {
@@ -73,6 +74,28 @@ export const WORKLOADS: readonly Workload[] = [
       path: PUSH,
       headers: { 'Content-Type': 'application/soap+xml; charset=utf-8' },
       body: envelope12(tokenBody),
+    },
+  },
+  // An operation of no parameters and no result (void): the envelope, routing and the empty answer alone.
+  {
+    id: 'aboutus-soap11',
+    title: 'GetAboutUs (empty), SOAP 1.1',
+    operation: 'GetAboutUs',
+    binding: 'soap11',
+    nodeSoap: true,
+    request: soap11(ABOUT, 'GetAboutUs', `<GetAboutUs xmlns="${NS}" />`),
+  },
+  {
+    id: 'aboutus-soap12',
+    title: 'GetAboutUs (empty), SOAP 1.2',
+    operation: 'GetAboutUs',
+    binding: 'soap12',
+    nodeSoap: true,
+    request: {
+      method: 'POST',
+      path: ABOUT,
+      headers: { 'Content-Type': 'application/soap+xml; charset=utf-8' },
+      body: envelope12(`<GetAboutUs xmlns="${NS}" />`),
     },
   },
   {
