@@ -70,7 +70,7 @@ export const BENCH_COMMAND = {
     store: { type: 'string', value: 'sqlite|postgres', help: 'with --compare: the store (default sqlite)' },
     rate: { type: 'string', value: 'N', help: 'with --compare: the paced rate, requests a second' },
   },
-  notes: ['exit codes: 0 the targets held, 1 one did not, 2 usage'],
+  notes: ['exit codes: 0 every request answered (the targets, held or missed, are in the output), 1 a request failed, 2 usage'],
 } as const satisfies CommandSpec;
 
 /** The options the command line gave, with their defaults, or why they do not go together. */
