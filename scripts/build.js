@@ -100,10 +100,10 @@ function install(staging, out) {
  * another repository, not an unpacked tarball): the full hash, with `-dirty` when tracked files
  * differ from it, as `git describe --dirty` says. Null when git or a commit is missing.
  */
-function gitCommit() {
-  const git = (...args) => spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' });
+function gitCommit(root) {
+  const git = (...args) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8' });
   const top = git('rev-parse', '--show-toplevel');
-  if (top.status !== 0 || fs.realpathSync(top.stdout.trim()) !== fs.realpathSync(ROOT)) return null;
+  if (top.status !== 0 || fs.realpathSync(top.stdout.trim()) !== fs.realpathSync(root)) return null;
   const head = git('rev-parse', '--verify', '--quiet', 'HEAD');
   if (head.status !== 0) return null;
   const changes = git('status', '--porcelain', '--untracked-files=no');
@@ -112,11 +112,11 @@ function gitCommit() {
 
 /**
  * Which build this is, written at its root (src/basics/build-info.ts reads it): the service's start
- * line, /metrics and the console say it, and nothing asks git at run time.
+ * line, /metrics and the console say it, and nothing asks git at run time. `root`: the project built.
  */
-function writeBuildInfo(dir) {
-  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-  fs.writeFileSync(path.join(dir, 'build-info.json'), `${JSON.stringify({ version, commit: gitCommit() })}\n`);
+function writeBuildInfo(dir, root = ROOT) {
+  const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  fs.writeFileSync(path.join(dir, 'build-info.json'), `${JSON.stringify({ version, commit: gitCommit(root) })}\n`);
 }
 
 /** What tsc writes; the sweep of files the new build no longer has removes nothing else. */
@@ -179,4 +179,6 @@ function checkWsdl(staging) {
   return run.status;
 }
 
-main();
+// Run, it builds; required (the tests), it lends what a build writes.
+if (require.main === module) main();
+module.exports = { writeBuildInfo };

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { BUILD_DIR, request, startService, TOKEN_PATH } from './helpers/service';
 
 const ROOT = path.join(__dirname, '..');
+const { writeBuildInfo } = require('../scripts/build.js') as { writeBuildInfo: (dir: string, root: string) => void };
 const SCRIPTS: Record<string, string> = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
 /** What a build and the commands need; the copy holds nothing else of the project. */
 const COPIED = [
@@ -69,11 +70,11 @@ beforeAll(() => {
   const copied = spawnSync('cp', ['-a', fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(copy, 'node_modules')]);
   expect(copied.status).toBe(0);
   // dist/ as `npm run build` makes it in the copy: the tests' own build of the same sources (the global
-  // setup's, by scripts/build.js), which names no commit here, the copy being no git checkout. The
-  // first test builds again over it and finds the same files, byte for byte (a compile saved).
+  // setup's, by scripts/build.js), its build-info written by the build's own code for the copy, which
+  // names no commit, being no git checkout. The first test builds again over it and finds the same
+  // files, byte for byte (a compile saved).
   fs.cpSync(BUILD_DIR, dist, { recursive: true });
-  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  fs.writeFileSync(path.join(dist, 'build-info.json'), `${JSON.stringify({ version, commit: null })}\n`);
+  writeBuildInfo(dist, copy);
 }, 180_000);
 
 afterAll(() => {

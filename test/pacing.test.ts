@@ -18,22 +18,10 @@ import { until } from './helpers/sms-gateway';
  */
 
 const limits = loadConfig({}).limits;
-/** The flooding client, a process of its own (see the file). */
+/** The flooding client, a process of its own (see the file), whose one connection the small tests use here. */
 const FLOODER = path.join(__dirname, 'helpers', 'pipeline-flood.js');
+const { pipeliner } = require(FLOODER) as { pipeliner: (port: number, requests: string | Buffer, from?: string) => net.Socket };
 const GET = (id: string) => `GET /x?id=${id} HTTP/1.1\r\nHost: school.example\r\n\r\n`;
-
-/** A client connection from `from` that writes `requests` over and over as fast as it may, and reads nothing. */
-function pipeliner(port: number, requests: string | Buffer, from?: string): net.Socket {
-  const socket = net.connect({ port, host: '127.0.0.1', localAddress: from });
-  socket.on('error', () => undefined);
-  socket.pause();
-  const write = () => {
-    while (socket.writable && socket.write(requests));
-  };
-  socket.on('drain', write);
-  socket.once('connect', write);
-  return socket;
-}
 
 /** An in-process server (the service's own listener) whose handler answers on the next turn with `size` bytes. */
 async function listen(size: number): Promise<{ server: http.Server; port: number; started: () => number }> {

@@ -258,6 +258,8 @@ export function requestLine(fields: RequestFields, now: number = Date.now()): st
         : value === null || !Number.isFinite(value)
           ? 'null'
           : String(value);
+    // The key counts against the line's budget after its value, as Bounder.object counts it (the keys
+    // here are fixed and short: only the budget is wanted).
     bounder.string(key, 64);
     line += `,"${key}":${text}`;
   }
