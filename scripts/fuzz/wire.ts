@@ -115,8 +115,8 @@ export function problems(outcome: Outcome, request?: Buffer): string[] {
   if (outcome.kind === 'closed') {
     return [
       outcome.received.length === 0
-        ? 'closed without an answer'
-        : `closed inside an answer: ${outcome.received.subarray(0, 80).toString('latin1')}`,
+        ? `closed without an answer after ${outcome.ms} ms`
+        : `closed inside an answer after ${outcome.ms} ms: ${outcome.received.subarray(0, 80).toString('latin1')}`,
     ];
   }
   const found: string[] = [];
