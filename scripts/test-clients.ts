@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { setLogLevel } from '../src/basics/log';
+import { configureLog } from '../src/basics/log';
 import { createSms } from '../src/sms';
 import { fileSource, importFiles } from '../src/store/import';
 import { openStore } from '../src/store/open';
@@ -346,7 +346,8 @@ async function main(args: readonly string[]): Promise<number> {
   const selected = argv.length === 0 ? CLIENTS : CLIENTS.filter((c) => argv.includes(c.name));
   const required = process.env.CLIENTS_REQUIRED === '1';
   // The service logs every request on stderr; here its answers are what is under test.
-  setLogLevel(loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }).logLevel);
+  const logSettings = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' });
+  configureLog(logSettings.logLevel, logSettings.logBufferBytes);
 
   const dir = mkdtempSync(join(tmpdir(), 'student-info-clients-'));
   const sqlitePath = join(dir, 'clients.db');

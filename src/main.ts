@@ -7,7 +7,7 @@ import { parseCommandLine } from './basics/command-line';
 import { ConfigError, envFileWarnings, loadConfig, settingWarnings } from './config';
 import { runPrimary } from './process/cluster';
 import { enableClusterMetrics } from './app/metrics';
-import { log, setLogLevel } from './basics/log';
+import { log, configureLog } from './basics/log';
 import { serve } from './process/server';
 
 /**
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  setLogLevel(config.logLevel);
+  configureLog(config.logLevel, config.logBufferBytes);
 
   if (cluster.isWorker) {
     enableClusterMetrics();

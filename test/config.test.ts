@@ -38,6 +38,7 @@ test('defaults', () => {
       ],
     },
     logLevel: 'info',
+    logBufferBytes: 16 * 1024 * 1024,
     adminPort: 9464,
     adminHost: '127.0.0.1',
     adminAllowedHosts: [],

@@ -1,5 +1,6 @@
 // The simulated failures in the tests are logged by the server; keep the test output readable.
-import { setLogLevel } from '../src/basics/log';
+import { configureLog } from '../src/basics/log';
 import { loadConfig } from '../src/config';
 
-setLogLevel(loadConfig().logLevel);
+const settings = loadConfig();
+configureLog(settings.logLevel, settings.logBufferBytes);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../src/app';
 import { hostRules, unknownMethodAnswer } from '../../src/app/iis';
-import { setLogLevel } from '../../src/basics/log';
+import { configureLog } from '../../src/basics/log';
 import { projectRoot } from '../../src/basics/paths';
 import { loadConfig } from '../../src/config';
 import { createSms } from '../../src/sms';
@@ -21,7 +21,7 @@ import { createServer } from '../../src/transport/server';
 export async function startOurs(env: Record<string, string>): Promise<{ base: string; close(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'differential-'));
   const config = loadConfig({ ...env, SQLITE_PATH: path.join(dir, 'service.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' });
-  setLogLevel(config.logLevel);
+  configureLog(config.logLevel, config.logBufferBytes);
   const store = await openStore(config);
   const data = path.join(projectRoot, 'test', 'fixtures', 'data');
   const fixture = (name: string) => fileSource(name, path.join(data, name));

@@ -1,5 +1,6 @@
 import client from 'prom-client';
 import { buildInfo } from '../basics/build-info';
+import { droppedLogLines } from '../basics/log-destination';
 import type { Sample } from '../basics/sample';
 import type { ConnectionLimits } from '../config';
 import { onLockWait } from '../store/busy';
@@ -147,6 +148,15 @@ new client.Counter({
   collect() {
     this.reset();
     for (const [reason, count] of Object.entries(closedConnections)) this.inc({ reason }, count);
+  },
+});
+
+new client.Counter({
+  name: 'asmx_log_lines_dropped_total',
+  help: 'Log lines dropped because MAX_LOG_BUFFER_BYTES of lines were waiting for stderr (a stalled journald, a pipe nobody reads)',
+  collect() {
+    this.reset();
+    this.inc(droppedLogLines.count);
   },
 });
 

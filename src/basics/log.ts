@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { PrettyOptions } from 'pino-pretty';
+import { destination, flushBatched, setLogBufferBytes, tellDroppedLines } from './log-destination';
 import { maskPhone, maskText } from './mask';
 
 /**
@@ -151,7 +151,7 @@ export function lineOf(line: string): string {
 }
 
 const options: pino.LoggerOptions = {
-  // The level is set from the validated configuration at start (setLogLevel); until then, info.
+  // The level is set from the validated configuration at start (configureLog); until then, info.
   level: 'info',
   base: { pid: process.pid },
   timestamp: pino.stdTimeFunctions.isoTime,
@@ -166,48 +166,14 @@ const options: pino.LoggerOptions = {
   },
 };
 
-/**
- * Writes to a pipe or file are asynchronous and batched: lines gather until BATCH_BYTES or
- * BATCH_MS have passed, so a busy service makes one write for many request lines rather than one
- * per request (that write, through libuv's thread pool, was 7% of a small request's CPU). A line is
- * at most BATCH_MS late, and pino writes what is pending synchronously when the process exits
- * (process.exit included), so a last line before a stop is not lost.
- */
-const BATCH_BYTES = 8192;
-const BATCH_MS = 25;
-/** pino-pretty for a terminal, loaded only there: it is some tens of milliseconds of a start. */
-const pretty = (options: PrettyOptions): pino.DestinationStream => (require('pino-pretty') as typeof import('pino-pretty')).build(options);
-const destination = process.stderr.isTTY
-  ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-  : pino.destination({ dest: 2, sync: false, minLength: BATCH_BYTES, periodicFlush: BATCH_MS });
-
 /** A logger with this module's rules writing to `to`: the process's own below, a test's capture. */
 export const createLogger = (to: pino.DestinationStream): pino.Logger => pino(options, to);
 
 /** pino itself, for code that wants its API (`isLevelEnabled`, the request line). */
 export const logger: pino.Logger = createLogger(destination);
 
-/**
- * Writes out every line still batched, after any write in progress: a line written to stderr
- * directly once this has resolved comes after every log line before it. (pino writes what is left
- * when the process exits, which would be after such a line: a failed start's last line would not
- * be last.) Bounded: a stderr that takes no writes delays an exit by a second at most.
- */
-export async function flushLog(): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 1000);
-    logger.flush(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-  // Lines logged while the flush was under way.
-  try {
-    (destination as { flushSync?: () => void }).flushSync?.();
-  } catch {
-    // Nothing more can be done for them here; pino tries again at exit.
-  }
-}
+/** Writes out every line still batched (log-destination.ts); bounded by a second. */
+export const flushLog = (): Promise<void> => flushBatched((done) => logger.flush(done));
 
 /** The fields of the line every request gets (app/request-hooks.ts), in the order it writes them. */
 export interface RequestFields {
@@ -271,9 +237,10 @@ export function logRequest(fields: RequestFields): void {
   if (logger.isLevelEnabled('info')) destination.write(requestLine(fields));
 }
 
-/** One of pino's levels; the configuration offers them by name (LOG_LEVEL). */
-export function setLogLevel(level: pino.LevelWithSilent): void {
+/** The validated settings: one of pino's levels (LOG_LEVEL, by name) and the bound on lines waiting for stderr (MAX_LOG_BUFFER_BYTES). */
+export function configureLog(level: pino.LevelWithSilent, bufferBytes: number): void {
   logger.level = level;
+  setLogBufferBytes(bufferBytes);
 }
 
 /**
@@ -286,3 +253,5 @@ export const log = {
   warn: (msg: string, fields: Fields = {}) => logger.warn(fields, msg),
   error: (msg: string, fields: Fields = {}) => logger.error(fields, msg),
 };
+
+tellDroppedLines((dropped) => log.warn('log lines dropped: stderr took no writes while MAX_LOG_BUFFER_BYTES were waiting', { dropped }));

@@ -1,5 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { MAX_LINE_BYTES } from '../basics/log';
+import { DEFAULT_LOG_BUFFER_BYTES } from '../basics/log-destination';
 import { CONNECTION_SETTINGS, type ConnectionLimits, LIMIT_SETTINGS, type Limits, loadConnectionLimits, loadLimits } from './limits';
 import { envFileWarnings as envFileLines } from './env-file';
 import { nearMisses } from './near-miss';
@@ -39,6 +41,7 @@ const SERVICE_SETTINGS = [
   'DATABASE_POOL_SIZE',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'LOG_LEVEL',
+  'MAX_LOG_BUFFER_BYTES',
   'ADMIN_PORT',
   'ADMIN_HOST',
   'ADMIN_ALLOWED_HOSTS',
@@ -97,6 +100,8 @@ export interface Config {
   databaseStatementTimeoutMs: number;
   /** pino's level names; `silent` turns logging off. */
   logLevel: LogLevel;
+  /** Log lines waiting for stderr, in bytes, beyond which a line is dropped and counted (basics/log-destination.ts). */
+  logBufferBytes: number;
   /** The admin listener (/metrics, /healthz, /readyz); port 0 turns it off. */
   adminPort: number;
   adminHost: string;
@@ -220,6 +225,13 @@ export function loadConfig(env: Env = process.env, cpus: number = availableParal
     databasePoolSize: wholeNumber('DATABASE_POOL_SIZE', get('DATABASE_POOL_SIZE', '10'), 1, 1000),
     databaseStatementTimeoutMs: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', get('DATABASE_STATEMENT_TIMEOUT_MS', '5000'), 1, 3_600_000),
     logLevel: oneOf('LOG_LEVEL', get('LOG_LEVEL', 'info'), LOG_LEVELS),
+    // At least one line of the longest (MAX_LINE_BYTES), so that a line is never dropped for its own size.
+    logBufferBytes: wholeNumber(
+      'MAX_LOG_BUFFER_BYTES',
+      get('MAX_LOG_BUFFER_BYTES', String(DEFAULT_LOG_BUFFER_BYTES)),
+      MAX_LINE_BYTES,
+      999_999_999,
+    ),
     adminPort: port('ADMIN_PORT', get('ADMIN_PORT', '9464')),
     adminHost: host('ADMIN_HOST', get('ADMIN_HOST', '127.0.0.1')),
     adminAllowedHosts: hostNames('ADMIN_ALLOWED_HOSTS', get('ADMIN_ALLOWED_HOSTS', '')),

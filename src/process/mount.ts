@@ -5,7 +5,7 @@ import { send } from '../bindings/send';
 import { type Config, ConfigError, loadConfig } from '../config';
 import type { Env } from '../config/parse';
 import { HostErrors } from '../basics/errors';
-import { log, setLogLevel } from '../basics/log';
+import { log, configureLog } from '../basics/log';
 import { createSms, type Sms } from '../sms';
 import { openStore } from '../store/open';
 import type { Store } from '../store/store';
@@ -51,7 +51,7 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
       "SHADOW_URL: shadow traffic needs the service's own listener (npm start); it is not available in an Express mount",
     );
   }
-  setLogLevel(config.logLevel);
+  configureLog(config.logLevel, config.logBufferBytes);
 
   const started: Promise<Started> = (async () => {
     const store = options.store ?? (await openStore(config));

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config';
-import { setLogLevel } from '../../src/basics/log';
+import { configureLog } from '../../src/basics/log';
 import { createSms } from '../../src/sms';
 import { openStore } from '../../src/store/open';
 
@@ -9,7 +9,7 @@ import { openStore } from '../../src/store/open';
  */
 async function run(): Promise<void> {
   const config = loadConfig(process.env);
-  setLogLevel(config.logLevel);
+  configureLog(config.logLevel, config.logBufferBytes);
   const store = await openStore(config);
   const sms = createSms(config.sms, store);
   sms.start();
