@@ -4,7 +4,7 @@ import { createGateway } from '../src/sms/gateways';
 import { smsMetrics } from '../src/sms/metrics';
 import type { ClaimedSms, SmsOutbox } from '../src/store/store';
 import { captureLog, settle, until } from './helpers/sms-gateway';
-import { authCode, byStatus, phone, rows, smsServices } from './helpers/sms-service';
+import { authCode, byStatus, PATIENT_PROVIDER, phone, rows, smsServices } from './helpers/sms-service';
 
 /**
  * Delivery's promises with faults injected: a dispatcher stopped mid-claim, a save or an outcome
@@ -63,7 +63,12 @@ const resent = async () => (await smsMetrics.resent.get()).values[0]?.value ?? 0
 
 test("a save that throws: AuthCode faults and uses up nothing, so the app's retry of the same code is queued and sent once", async () => {
   // One code an hour for this phone: a save that failed must not have spent it.
-  const s = await world.service({ SMS_LIMIT_PER_PHONE: '1', SMS_LIMIT_PER_ADDRESS: '1', SMS_LIMIT_GLOBAL_PER_MINUTE: '1' });
+  const s = await world.service({
+    ...PATIENT_PROVIDER,
+    SMS_LIMIT_PER_PHONE: '1',
+    SMS_LIMIT_PER_ADDRESS: '1',
+    SMS_LIMIT_GLOBAL_PER_MINUTE: '1',
+  });
   jest.spyOn(s.store.outbox, 'enqueue').mockRejectedValueOnce(new Error('disk I/O error'));
   const failed = await authCode(s.app, '6060', phone(1));
   expect(failed.status).toBe(500);
