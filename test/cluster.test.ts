@@ -81,7 +81,12 @@ test('the primary exits 1 after 5 failed starts in a row with no worker serving'
   expect(failedStarts(s)).toHaveLength(4);
   const gaveUp = s.lines.find((l) => l.msg === 'workers keep failing to start and none is serving; stopping') as LogLine;
   expect(gaveUp).toMatchObject({ level: 'error', failedStarts: 5, pid: primaryPid(s) });
-  expect(s.text.filter((t) => t.startsWith('error: fault injected'))).toHaveLength(5);
+  // Each start said why it failed: the five counted, and the replacement the fourth failure scheduled
+  // if it had started before the fifth failed (a start slower than the backoff, on a loaded machine).
+  // The two first workers and the four replacements are all there can be.
+  const said = s.text.filter((t) => t.startsWith('error: fault injected')).length;
+  expect(said).toBeGreaterThanOrEqual(5);
+  expect(said).toBeLessThanOrEqual(6);
   expect(s.lines.find((l) => l.msg === 'stopped')).toMatchObject({ exitCode: 1 });
 }, 30_000);
 

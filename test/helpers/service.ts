@@ -154,7 +154,9 @@ async function launch(
       resolve({ code, signal });
     }),
   );
-  const waitFor = (test: (l: LogLine) => boolean, timeoutMs = 15000) =>
+  // Long enough to fail only a hang: a start on a loaded machine (WORKERS=2 on PostgreSQL beside
+  // the other suites) once took longer than the 15 s this was.
+  const waitFor = (test: (l: LogLine) => boolean, timeoutMs = 45_000) =>
     new Promise<LogLine>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`no such log line; got:\n${[...text, ...lines.map((l) => JSON.stringify(l))].join('\n')}`)),
