@@ -346,8 +346,7 @@ async function main(args: readonly string[]): Promise<number> {
   const selected = argv.length === 0 ? CLIENTS : CLIENTS.filter((c) => argv.includes(c.name));
   const required = process.env.CLIENTS_REQUIRED === '1';
   // The service logs every request on stderr; here its answers are what is under test.
-  const logSettings = loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' });
-  configureLog(logSettings.logLevel, logSettings.logBufferBytes);
+  configureLog(loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }));
 
   const dir = mkdtempSync(join(tmpdir(), 'student-info-clients-'));
   const sqlitePath = join(dir, 'clients.db');

@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  configureLog(config.logLevel, config.logBufferBytes);
+  configureLog(config);
 
   if (cluster.isWorker) {
     enableClusterMetrics();

@@ -2,5 +2,4 @@
 import { configureLog } from '../src/basics/log';
 import { loadConfig } from '../src/config';
 
-const settings = loadConfig();
-configureLog(settings.logLevel, settings.logBufferBytes);
+configureLog(loadConfig());

@@ -21,7 +21,7 @@ import { createServer } from '../../src/transport/server';
 export async function startOurs(env: Record<string, string>): Promise<{ base: string; close(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'differential-'));
   const config = loadConfig({ ...env, SQLITE_PATH: path.join(dir, 'service.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' });
-  configureLog(config.logLevel, config.logBufferBytes);
+  configureLog(config);
   const store = await openStore(config);
   const data = path.join(projectRoot, 'test', 'fixtures', 'data');
   const fixture = (name: string) => fileSource(name, path.join(data, name));

@@ -237,10 +237,15 @@ export function logRequest(fields: RequestFields): void {
   if (logger.isLevelEnabled('info')) destination.write(requestLine(fields));
 }
 
-/** The validated settings: one of pino's levels (LOG_LEVEL, by name) and the bound on lines waiting for stderr (MAX_LOG_BUFFER_BYTES). */
-export function configureLog(level: pino.LevelWithSilent, bufferBytes: number): void {
-  logger.level = level;
-  setLogBufferBytes(bufferBytes);
+/** The logging part of the validated configuration: LOG_LEVEL (pino's levels, by name) and MAX_LOG_BUFFER_BYTES. */
+export interface LogSettings {
+  logLevel: pino.LevelWithSilent;
+  logBufferBytes: number;
+}
+
+export function configureLog({ logLevel, logBufferBytes }: LogSettings): void {
+  logger.level = logLevel;
+  setLogBufferBytes(logBufferBytes);
 }
 
 /**

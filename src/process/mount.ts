@@ -51,7 +51,7 @@ export function studentInfoRouter(options: MountOptions = {}): StudentInfoRouter
       "SHADOW_URL: shadow traffic needs the service's own listener (npm start); it is not available in an Express mount",
     );
   }
-  configureLog(config.logLevel, config.logBufferBytes);
+  configureLog(config);
 
   const started: Promise<Started> = (async () => {
     const store = options.store ?? (await openStore(config));

@@ -9,7 +9,7 @@ import { openStore } from '../../src/store/open';
  */
 async function run(): Promise<void> {
   const config = loadConfig(process.env);
-  configureLog(config.logLevel, config.logBufferBytes);
+  configureLog(config);
   const store = await openStore(config);
   const sms = createSms(config.sms, store);
   sms.start();
