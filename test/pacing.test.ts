@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { HostErrors } from '../src/basics/errors';
 import { loadConfig } from '../src/config';
 import { closedConnections } from '../src/transport/closed';
 import { createServer } from '../src/transport/server';
@@ -124,6 +125,43 @@ describe('pipelined requests', () => {
     // The client, reading nothing, does not notice; the server's count does.
     await until('the connection is closed', () => closedConnections.send_timeout === before + 1, 10_000);
     socket.destroy();
+    server.close();
+  });
+
+  it("a request half sent when SEND_TIMEOUT_MS passes gets the request time-out's 408, not a silent close; a connection with nothing asked is closed, counted idle", async () => {
+    // The send time-out far shorter than the request's: what a loaded event loop does to the default
+    // pair (node looks at the request time-out only every connectionsCheckingInterval).
+    const slow = { ...limits, requestTimeoutMs: 60_000, headersTimeoutMs: 60_000, sendTimeoutMs: 300 };
+    const server = createServer(slow, (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('whole'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    /** What the server sent on a connection given `bytes`, once it closed it. */
+    const answer = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+        let got = '';
+        socket.on('data', (d) => (got += d.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.once('close', () => resolve(got));
+      });
+    const idleBefore = closedConnections.idle;
+    const post = 'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n';
+    const [head, body, nothing] = await Promise.all([
+      answer('POST /x HTTP/1.1\r\nHost: x\r\nContent-Le'),
+      answer(`${post}abc`),
+      answer(''),
+    ]);
+    for (const half of [head, body]) {
+      expect(half).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+      expect(half).toContain('\r\nConnection: close\r\n');
+      expect(half.slice(half.indexOf('\r\n\r\n') + 4)).toBe(HostErrors.timeout().body);
+    }
+    expect(nothing).toBe('');
+    // The two answered are not counted as closed unanswered; the one that asked nothing is.
+    expect(closedConnections.idle).toBe(idleBefore + 1);
     server.close();
   });
 });

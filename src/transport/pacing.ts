@@ -153,6 +153,11 @@ class Connection {
     handler(req, res);
   }
 
+  /** Whether its client is in the middle of sending a request: the head begun, or the running request's body not all come. */
+  midRequest(): boolean {
+    return this.running === null ? this.lines.midMessage : !this.running.complete;
+  }
+
   /** Nothing asked on the connection now: it may give way to another of its address (idle.ts). */
   private idle(): void {
     if (this.key === undefined) this.key = addressKey(this.socket.remoteAddress);
@@ -278,6 +283,11 @@ export function paceConnections(server: http.Server, handler: http.RequestListen
     if (connection === undefined) handler(req, res);
     else connection.request(req, res, handler);
   };
+}
+
+/** Whether the client of a paced connection is in the middle of sending a request (false for one not paced). */
+export function midRequest(socket: net.Socket): boolean {
+  return (socket as NodeSocket)[PACED]?.midRequest() === true;
 }
 
 /** Whether the connection is paced (test/pacing.test.ts asks it of every supported Node). */

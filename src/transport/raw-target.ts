@@ -86,6 +86,11 @@ export class RequestLines {
     this.between = false;
   }
 
+  /** A message has begun and not ended: its head or body is still coming (never, with a parser not hooked). */
+  get midMessage(): boolean {
+    return !this.between;
+  }
+
   completed(): void {
     this.between = true;
     this.bodyLeft = -1;

@@ -1,10 +1,11 @@
 import http from 'node:http';
+import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Limits } from '../config';
 import { type HostError, HostErrors } from '../basics/errors';
 import { declaredTooLarge } from './body';
 import { closedConnections } from './closed';
-import { paceConnections } from './pacing';
+import { midRequest, paceConnections } from './pacing';
 import { hasTwoHosts } from './request-url';
 
 /**
@@ -18,6 +19,10 @@ import { hasTwoHosts } from './request-url';
 const LINGER_MS = 2000;
 
 const answered = new WeakSet<Duplex>();
+
+/** What node reports when a request is not whole within REQUEST_TIMEOUT_MS. */
+const REQUEST_TIMED_OUT: ParserError = Object.assign(new Error('request timed out'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+
 /** Connections being closed after a refusal (answerAndClose): what node parses behind it is never run. */
 const closing = new WeakSet<object>();
 
@@ -65,7 +70,11 @@ export function createServer(limits: Limits, handler: http.RequestListener, unkn
   // A client that takes none of our answer (and, its reading stopped, sends nothing more) is closed
   // once nothing has moved for this long.
   server.timeout = limits.sendTimeoutMs;
-  server.on('timeout', (socket: Duplex) => {
+  server.on('timeout', (socket: net.Socket) => {
+    // A request half sent is the request time-out's, whichever fires first: node checks that one only
+    // every connectionsCheckingInterval, so on a busy loop (or a SEND_TIMEOUT_MS shorter than
+    // REQUEST_TIMEOUT_MS) this one can come first, and the client would be cut off with no answer.
+    if (socket.writableLength === 0 && midRequest(socket)) return answerClientError(REQUEST_TIMED_OUT, socket);
     closedConnections[socket.writableLength > 0 ? 'send_timeout' : 'idle'] += 1;
     socket.destroy();
   });
