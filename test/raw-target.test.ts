@@ -116,3 +116,36 @@ test('every supported Node gives the parser callbacks raw-target.ts relies on (e
   server.close();
   expect(hooked).toBe(true);
 });
+
+test("a second copy of the module (jest loads one per test file) takes over the parsers node pooled with the first copy's callbacks", async () => {
+  /** A server whose connection hooks its parser with `copy` of raw-target.ts; resolves once that connection has closed (its parser back in node's pool). */
+  const hookAndClose = (copy: typeof import('../src/transport/raw-target')) =>
+    new Promise<boolean>((resolve) => {
+      const server = http.createServer();
+      server.on('connection', (socket: net.Socket & { parser?: unknown }) => {
+        const lines = new copy.RequestLines(socket.parser);
+        const hooked = lines.size(Buffer.from('GET /é HTTP/1.1\r\n\r\n')) === Buffer.byteLength('GET /é HTTP/1.1\r\n');
+        socket.once('close', () => {
+          lines.release();
+          server.close();
+          // After node's own close handling, which frees the parser.
+          setImmediate(() => resolve(hooked));
+        });
+        socket.destroy();
+      });
+      server.listen(0, '127.0.0.1', () =>
+        net.connect((server.address() as net.AddressInfo).port, '127.0.0.1').on('error', () => undefined),
+      );
+    });
+  const mine = await import('../src/transport/raw-target');
+  let other: typeof import('../src/transport/raw-target') | undefined;
+  jest.isolateModules(() => {
+    other = require('../src/transport/raw-target');
+  });
+  expect(other!.RequestLines).not.toBe(mine.RequestLines);
+  // Node hands each next connection the parser freed last: this copy's callbacks on it, then the
+  // other copy's. Each copy must still hook it.
+  expect(await hookAndClose(mine)).toBe(true);
+  expect(await hookAndClose(other!)).toBe(true);
+  expect(await hookAndClose(mine)).toBe(true);
+});

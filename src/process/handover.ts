@@ -30,6 +30,14 @@ import type { ToPrimary, ToWorker } from './cluster-messages';
  * the next worker, closed only once MAX_MISSES workers in a row missed it (Node's own retries for a socket).
  */
 const MAX_MISSES = 3;
+/**
+ * Connections a worker may hold handed and not yet taken. A worker that takes none (stuck in a long
+ * computation, dying of out of memory, stopped) is handed no more: strict turns gave it every other
+ * new connection, each waiting unanswered for as long as it stayed stuck, until every client was
+ * waiting on it. As Node's round robin does, a worker is handed the next connection once it has taken
+ * the last; the others go to a worker free to take one, or wait here for one.
+ */
+const MAX_UNTAKEN = 1;
 /** How long a worker may take to say whether it closed an idle connection (one that does not: no). */
 const SHED_ASK_MS = 1000;
 
@@ -96,7 +104,7 @@ export class Handout {
   /** `worker` serves: connections waiting for one go to the workers. */
   serve(worker: Worker): void {
     this.serving.push(worker);
-    for (const connection of this.waiting.splice(0)) this.dispatch(connection);
+    this.flush();
   }
 
   /** `worker` gets no more connections (it exited, or a send to it failed). */
@@ -111,7 +119,9 @@ export class Handout {
     // Closed without being taken: the worker got no handle (Node sends none for a socket already closed).
     else if (m.type === 'closed') this.handovers.closed(worker, m.connection)?.destroy();
     else if (m.type === 'missed') this.missed(worker, m.connection);
-    else if (m.type === 'shed') this.asked.get(m.id)?.(m.closed);
+    else if (m.type === 'shed') return void this.asked.get(m.id)?.(m.closed);
+    // The worker may be free to take the next.
+    this.flush();
   }
 
   private missed(worker: Worker, id: number): void {
@@ -140,26 +150,52 @@ export class Handout {
   }
 
   /**
-   * The listener has closed: the connections held go to the workers (before the workers are told to
-   * stop, so each is read first), those waiting for a worker are closed (none will come now), and
-   * from now on a connection a dead worker had not taken is closed.
+   * The listener has closed: the connections held, and those waiting for a worker free to take them,
+   * go to the workers whatever they hold untaken (before the workers are told to stop, so each is read
+   * first); with no worker serving they are closed (none will come now). From now on a connection a
+   * dead worker had not taken is closed.
    */
   release(): void {
     const held = this.held ?? [];
     this.held = null;
-    for (const connection of held) this.dispatch(connection);
+    for (const connection of [...this.waiting.splice(0), ...held]) this.dispatch(connection, true);
     for (const connection of this.waiting.splice(0)) close(connection);
     this.stopped = true;
   }
 
-  private dispatch(connection: Untaken<net.Socket>): void {
+  /** Hands `connection` to the next worker free to take it (or, `toAny`, to the next serving), or keeps it waiting for one. */
+  private dispatch(connection: Untaken<net.Socket>, toAny = false): void {
     if (this.held !== null) return void this.held.push(connection);
-    const handle = handleOf(connection.copy);
-    if (this.stopped || handle === null) return close(connection);
-    if (this.serving.length === 0) return void this.waiting.push(connection);
-    const worker = this.serving[this.turn++ % this.serving.length]!;
+    if (this.stopped || handleOf(connection.copy) === null) return close(connection);
+    const worker = this.nextWorker(toAny);
+    if (worker === undefined) return void this.waiting.push(connection);
+    this.handTo(worker, connection);
+  }
+
+  /** Connections waiting for a worker go, in order, to those now free to take one. */
+  private flush(): void {
+    while (this.waiting.length > 0) {
+      const worker = this.nextWorker(false);
+      if (worker === undefined) return;
+      const connection = this.waiting.shift()!;
+      // Its client may have left while it waited.
+      if (handleOf(connection.copy) === null) close(connection);
+      else this.handTo(worker, connection);
+    }
+  }
+
+  /** The next serving worker in turn that may be handed a connection (`toAny`: whatever it holds untaken). */
+  private nextWorker(toAny: boolean): Worker | undefined {
+    for (let tried = 0; tried < this.serving.length; tried += 1) {
+      const worker = this.serving[this.turn++ % this.serving.length]!;
+      if (toAny || this.handovers.untaken(worker) < MAX_UNTAKEN) return worker;
+    }
+    return undefined;
+  }
+
+  private handTo(worker: Worker, connection: Untaken<net.Socket>): void {
     const id = this.handovers.add(worker, connection.copy, connection.ticket);
-    worker.send({ type: 'connection', connection: id } satisfies ToWorker, handle, (err) => {
+    worker.send({ type: 'connection', connection: id } satisfies ToWorker, handleOf(connection.copy)!, (err) => {
       // Not written (the worker is disconnecting): it never got it, another worker does.
       const back = err === null ? undefined : this.handovers.withdraw(worker, id);
       if (back === undefined) return;

@@ -153,6 +153,8 @@ export interface Untaken<Copy> {
 export class Handovers<Holder, Copy> {
   private next = 0;
   private readonly held = new Map<Holder, Map<number, { ticket: Ticket; copy: Copy | null }>>();
+  /** Connections handed to each holder and not yet taken. */
+  private readonly untakenBy = new Map<Holder, number>();
 
   /** Records a connection about to be handed to `holder`; its id travels with it and comes back. */
   add(holder: Holder, copy: Copy, ticket: Ticket): number {
@@ -160,7 +162,19 @@ export class Handovers<Holder, Copy> {
     let connections = this.held.get(holder);
     if (connections === undefined) this.held.set(holder, (connections = new Map()));
     connections.set(id, { ticket, copy });
+    this.untakenBy.set(holder, this.untaken(holder) + 1);
     return id;
+  }
+
+  /** How many connections handed to `holder` it has not yet taken. */
+  untaken(holder: Holder): number {
+    return this.untakenBy.get(holder) ?? 0;
+  }
+
+  private settled(holder: Holder): void {
+    const left = this.untaken(holder) - 1;
+    if (left > 0) this.untakenBy.set(holder, left);
+    else this.untakenBy.delete(holder);
   }
 
   /** The holder has connection `id`: the sender's copy, to be closed (once; then undefined). */
@@ -169,6 +183,7 @@ export class Handovers<Holder, Copy> {
     if (connection === undefined || connection.copy === null) return undefined;
     const { copy } = connection;
     connection.copy = null;
+    this.settled(holder);
     return copy;
   }
 
@@ -180,6 +195,7 @@ export class Handovers<Holder, Copy> {
     connection.ticket.release();
     connections.delete(id);
     if (connections.size === 0) this.held.delete(holder);
+    if (connection.copy !== null) this.settled(holder);
     return connection.copy ?? undefined;
   }
 
@@ -190,6 +206,7 @@ export class Handovers<Holder, Copy> {
     if (connections === undefined || connection?.copy == null) return undefined;
     connections.delete(id);
     if (connections.size === 0) this.held.delete(holder);
+    this.settled(holder);
     return { copy: connection.copy, ticket: connection.ticket };
   }
 
@@ -219,6 +236,7 @@ export class Handovers<Holder, Copy> {
       }
     }
     this.held.delete(holder);
+    this.untakenBy.delete(holder);
     return { closed, untaken };
   }
 }

@@ -49,9 +49,19 @@ const owners = new WeakMap<object, RequestLines>();
 let nodeOnBody: Callback | undefined;
 let nodeOnComplete: Callback | undefined;
 
+/**
+ * On each of our callbacks: node's callback it calls through (none for kOnMessageBegin). Node pools
+ * parsers per process, and a second copy of this module (jest loads one per test file; an app that
+ * mounts the service may hold two) finds the first copy's callbacks on them: it recognises them by
+ * this mark, shared by every copy, and puts its own in their place.
+ */
+const CALLS_THROUGH = Symbol.for('student-info-service: raw-target callback');
+type Ours = Callback & { [CALLS_THROUGH]?: Callback | null };
+
 function onMessageBegin(this: Parser): void {
   owners.get(this)?.begun();
 }
+(onMessageBegin as Ours)[CALLS_THROUGH] = null;
 
 function onBody(this: Parser, ...args: unknown[]): unknown {
   const chunk = args[0];
@@ -173,12 +183,12 @@ export class RequestLines {
   }
 }
 
-/** Node's callback at `index` that `ours` is to call through (the one seen before, if any), or null if it is not one. */
-function wrapped(p: Parser, index: number, ours: Callback, seen: Callback | undefined): Callback | null {
-  const current = p[index];
-  if (current === ours) return seen ?? null;
+/** Node's callback at `index`, under any copy's of ours (the one seen before, if any), or null if it is not one. */
+function wrapped(p: Parser, index: number, seen: Callback | undefined): Callback | null {
+  let current = p[index] as Ours | undefined;
+  if (typeof current === 'function' && CALLS_THROUGH in current) current = current[CALLS_THROUGH] ?? undefined;
   if (typeof current !== 'function' || (seen !== undefined && current !== seen)) return null;
-  return current as Callback;
+  return current;
 }
 
 const hexDigit = (n: number): number => (n < 10 ? 0x30 + n : 0x41 + n - 10);
@@ -189,12 +199,13 @@ function hook(parser: unknown, lines: RequestLines): boolean {
   const p = parser as Parser;
   const { kOnMessageBegin: begin, kOnBody: body, kOnMessageComplete: complete } = p.constructor ?? {};
   if (typeof begin !== 'number' || typeof body !== 'number' || typeof complete !== 'number') return false;
-  if (p[begin] != null && p[begin] !== onMessageBegin) return false;
-  const nodeBody = wrapped(p, body, onBody, nodeOnBody);
-  const nodeComplete = wrapped(p, complete, onMessageComplete, nodeOnComplete);
+  const current = p[begin];
+  if (current != null && !(typeof current === 'function' && CALLS_THROUGH in current)) return false;
+  const nodeBody = wrapped(p, body, nodeOnBody);
+  const nodeComplete = wrapped(p, complete, nodeOnComplete);
   if (nodeBody === null || nodeComplete === null) return false;
-  nodeOnBody = nodeBody;
-  nodeOnComplete = nodeComplete;
+  nodeOnBody = (onBody as Ours)[CALLS_THROUGH] = nodeBody;
+  nodeOnComplete = (onMessageComplete as Ours)[CALLS_THROUGH] = nodeComplete;
   p[body] = onBody;
   p[complete] = onMessageComplete;
   p[begin] = onMessageBegin;
