@@ -183,7 +183,7 @@ export class RequestLines {
   }
 }
 
-/** Node's callback at `index`, under any copy's of ours (the one seen before, if any), or null if it is not one. */
+/** Node's callback at `index` (behind a callback of ours, from any copy of this module), the one seen before if any; null if it is not one. */
 function wrapped(p: Parser, index: number, seen: Callback | undefined): Callback | null {
   let current = p[index] as Ours | undefined;
   if (typeof current === 'function' && CALLS_THROUGH in current) current = current[CALLS_THROUGH] ?? undefined;
