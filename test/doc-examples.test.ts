@@ -67,7 +67,7 @@ function readerEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 /** Runs a block with bash, stopping at the first command that fails. */
 function sh(text: string, cwd: string, extra: Record<string, string> = {}) {
-  const r = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', text], { cwd, env: readerEnv(extra), encoding: 'utf8', timeout: 240_000 });
+  const r = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', text], { cwd, env: readerEnv(extra), encoding: 'utf8', timeout: 600_000 });
   return {
     status: r.status,
     stdout: r.stdout,
@@ -168,7 +168,7 @@ describe('from a checkout, as a reader runs them', () => {
     fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(checkout, 'node_modules'));
     // docs/express.md, in the checkout: pack it (prepare builds dist/), make the host app beside it, install the tarball into it.
     expectRan(sh(example('express-install'), checkout));
-  }, 300_000);
+  }, 660_000);
 
   afterAll(() => {
     if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
@@ -200,7 +200,7 @@ describe('from a checkout, as a reader runs them', () => {
       'imported 10 students, 7 devices into ./data/student-info.db',
       'imported 10 students, 7 devices into ./data/student-info.db',
     ]);
-  }, 60_000);
+  }, 180_000);
 
   test("npm start, then the README's curl calls (each 200 with its answer) and docs/sms.md's outbox list", async () => {
     const service = await startService({
@@ -244,7 +244,7 @@ describe('from a checkout, as a reader runs them', () => {
       fs.rmSync(service.dir, { recursive: true, force: true });
     }
     expect(await service.waitFor((l) => l.msg === 'stopped' && l.pid === start.pid)).toMatchObject({ exitCode: 0 });
-  }, 60_000);
+  }, 180_000);
 
   test('docs/express.md: the host app, with the package installed from its tarball, answers under /StudentService and stops cleanly', async () => {
     const installed = path.join(host, 'node_modules', 'student-info-service');
@@ -294,7 +294,7 @@ describe('from a checkout, as a reader runs them', () => {
     }
     // The example's shutdown: the server closed, then SMS delivery stopped and the store closed; node ends by itself.
     expect([await exited, output.text()]).toEqual([{ code: 0, signal: null }, expect.not.stringMatching(/Error/)]);
-  }, 60_000);
+  }, 180_000);
 });
 
 /** A child's stdout and stderr, and a wait for a pattern in stdout (failing with everything seen when it exits first). */

@@ -635,5 +635,5 @@ describe('a school switches whole (issue 30, rule 7)', () => {
       watcher?.close();
       await client?.end();
     }
-  });
+  }, 180_000);
 });

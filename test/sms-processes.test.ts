@@ -96,7 +96,7 @@ test('two service processes on one database never send a message twice', async (
   expect(new Set(to).size).toBe(n);
   // Each sent at its first claim: no retry, so no resend among them.
   expect((await store.outbox.list(false, 1000)).map((r) => r.attempts)).toEqual(Array(n).fill(1));
-}, 40_000);
+}, 120_000);
 
 test('a process killed mid-send: the next one takes the message over when the lease ends, delivers it once, and counts the resend', async () => {
   // Every request hangs, delivering nothing, until the first process is dead. Not only its first
@@ -124,4 +124,4 @@ test('a process killed mid-send: the next one takes the message over when the le
     .split('\n')
     .filter((l) => l.includes("SMS sent again: the provider's answer to an earlier attempt was lost"));
   expect(resends).toHaveLength(1);
-}, 40_000);
+}, 120_000);
