@@ -35,15 +35,28 @@ interface Outcomes {
   wrong: string[];
 }
 
-/** The deaths the test brings about: one under way (from its fault to the primary's line), and when the last was seen. */
-interface Deaths {
-  underway: boolean;
-  lastSeenAt: number;
+/** The deaths the test brings about: one under way (from its fault to the primary's line), and when the last ended. */
+class Deaths {
+  private underway = false;
+  private endedAt = 0;
+
+  begin(): void {
+    this.underway = true;
+  }
+
+  end(): void {
+    this.underway = false;
+    this.endedAt = Date.now();
+  }
+
+  /** Whether a request sent at `sent` and still unsettled hangs (HANG_MS). */
+  hangs(sent: number): boolean {
+    return !this.underway && Date.now() - Math.max(sent, this.endedAt) >= HANG_MS;
+  }
 }
-const noDeaths = (): Deaths => ({ underway: false, lastSeenAt: 0 });
 
 /** GetTokenDevice on a new connection: its whole answer, its close, or a hang (destroyed after HANG_MS). */
-function once(port: number, into: Outcomes, deaths: Deaths = noDeaths()): Promise<void> {
+function once(port: number, into: Outcomes, deaths = new Deaths()): Promise<void> {
   return new Promise((resolve) => {
     const sent = Date.now();
     let settled = false;
@@ -71,7 +84,7 @@ function once(port: number, into: Outcomes, deaths: Deaths = noDeaths()): Promis
       done(() => (e.code === 'ECONNRESET' ? (into.closed += 1) : into.wrong.push(e.code ?? e.message))),
     );
     const check = () => {
-      if (deaths.underway || Date.now() - Math.max(sent, deaths.lastSeenAt) < HANG_MS) return void (timer = setTimeout(check, 100));
+      if (!deaths.hangs(sent)) return void (timer = setTimeout(check, 100));
       done(() => into.hung.push(`no answer nor close ${Date.now() - sent} ms after it was sent`));
       req.destroy();
     };
@@ -145,7 +158,7 @@ test('workers killed (kill -9 three times), dying of an uncaught exception and o
   const s = await service({
     env: { WORKERS: '2', NODE_OPTIONS: `--max-old-space-size=160 --require ${FAULT}`, FAULT_WORKER_DEATH_FILE: how },
   });
-  const dying = noDeaths();
+  const dying = new Deaths();
   const load = freshConnections(s.port, dying);
   const deaths: [string, () => void][] = [
     ['SIGKILL', () => undefined],
@@ -162,10 +175,10 @@ test('workers killed (kill -9 three times), dying of an uncaught exception and o
       const victim = s.lines.filter((l) => l.msg === 'request').at(-1)!.pid;
       const before = servedBy(s);
       prepare();
-      dying.underway = true;
+      dying.begin();
       process.kill(victim, signal);
       await s.waitFor((l) => l.msg === 'worker died; starting another' && l.workerPid === victim, 30_000);
-      Object.assign(dying, { underway: false, lastSeenAt: Date.now() });
+      dying.end();
       await until('the replacement serves', () => [...servedBy(s)].some((pid) => !before.has(pid)), 30_000);
     }
     const answered = load.outcomes.answered;
@@ -196,18 +209,18 @@ test('workers killed (kill -9 three times), dying of an uncaught exception and o
 test('a worker that takes no connection (stopped) is handed one, no more: the others are answered by the other worker meanwhile, and that one once the stuck worker is killed; the primary holds none after', async () => {
   const s = await service({ env: { WORKERS: '2' } });
   const [stuck] = workersOf(s);
-  const deaths = noDeaths();
-  deaths.underway = true;
+  const dying = new Deaths();
+  dying.begin();
   process.kill(stuck!, 'SIGSTOP');
   const outcomes = noOutcomes();
   // Strict turns would give the stopped worker 5 of the 10, each waiting on it; it is handed the
   // first of its turn and, having taken none, no more.
-  const requests = Promise.all(Array.from({ length: 10 }, () => once(s.port, outcomes, deaths)));
+  const requests = Promise.all(Array.from({ length: 10 }, () => once(s.port, outcomes, dying)));
   await until('the other worker answered 9', () => outcomes.answered === 9);
   await until('the primary holds the one handed to the stopped worker', () => tcpOn(s.proc.pid!, s.port) === 1);
   process.kill(stuck!, 'SIGKILL');
   await s.waitFor((l) => l.msg === 'worker died; starting another' && l.workerPid === stuck);
-  Object.assign(deaths, { underway: false, lastSeenAt: Date.now() });
+  dying.end();
   await requests;
   expect(outcomes).toEqual({ answered: 10, closed: 0, hung: [], wrong: [] });
   expect([await metric(s, HANDED_AGAIN), await metric(s, CLOSED_WITH)]).toEqual([1, 0]);
@@ -315,8 +328,8 @@ test('a worker with no descriptor free, which the handles sent to it cannot reac
 test('while stopping, connections a dead worker had not taken are closed, not handed to a worker that is draining; the stop ends', async () => {
   const s = await service({ env: { WORKERS: '2' } });
   const [stuck, other] = workersOf(s);
-  const dying = noDeaths();
-  dying.underway = true;
+  const dying = new Deaths();
+  dying.begin();
   process.kill(stuck!, 'SIGSTOP');
   const outcomes = noOutcomes();
   // The stopped worker is handed one, the other worker the rest.
@@ -326,7 +339,7 @@ test('while stopping, connections a dead worker had not taken are closed, not ha
   // The other worker was told to stop: the primary hands nothing more.
   await s.waitFor((l) => l.msg === 'stopping' && l.pid === other);
   process.kill(stuck!, 'SIGKILL');
-  Object.assign(dying, { underway: false, lastSeenAt: Date.now() });
+  dying.end();
   await requests;
   expect(outcomes).toEqual({ answered: 3, closed: 1, hung: [], wrong: [] });
   // A worker was killed: the stop says so.

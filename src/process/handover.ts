@@ -156,31 +156,31 @@ export class Handout {
    * dead worker had not taken is closed.
    */
   release(): void {
-    const held = this.held ?? [];
+    this.waiting.push(...(this.held ?? []));
     this.held = null;
-    for (const connection of [...this.waiting.splice(0), ...held]) this.dispatch(connection, true);
+    this.flush(true);
     for (const connection of this.waiting.splice(0)) close(connection);
     this.stopped = true;
   }
 
-  /** Hands `connection` to the next worker free to take it (or, `toAny`, to the next serving), or keeps it waiting for one. */
-  private dispatch(connection: Untaken<net.Socket>, toAny = false): void {
+  /** Queues `connection` for the next worker free to take it, and hands out what can be. */
+  private dispatch(connection: Untaken<net.Socket>): void {
     if (this.held !== null) return void this.held.push(connection);
     if (this.stopped || handleOf(connection.copy) === null) return close(connection);
-    const worker = this.nextWorker(toAny);
-    if (worker === undefined) return void this.waiting.push(connection);
-    this.handTo(worker, connection);
+    this.waiting.push(connection);
+    this.flush();
   }
 
-  /** Connections waiting for a worker go, in order, to those now free to take one. */
-  private flush(): void {
+  /** Connections waiting for a worker go, in order, to those free to take one (`toAny`: to any serving). */
+  private flush(toAny = false): void {
     while (this.waiting.length > 0) {
-      const worker = this.nextWorker(false);
+      const worker = this.nextWorker(toAny);
       if (worker === undefined) return;
       const connection = this.waiting.shift()!;
+      const handle = handleOf(connection.copy);
       // Its client may have left while it waited.
-      if (handleOf(connection.copy) === null) close(connection);
-      else this.handTo(worker, connection);
+      if (handle === null) close(connection);
+      else this.handTo(worker, connection, handle);
     }
   }
 
@@ -193,9 +193,9 @@ export class Handout {
     return undefined;
   }
 
-  private handTo(worker: Worker, connection: Untaken<net.Socket>): void {
+  private handTo(worker: Worker, connection: Untaken<net.Socket>, handle: SendHandle): void {
     const id = this.handovers.add(worker, connection.copy, connection.ticket);
-    worker.send({ type: 'connection', connection: id } satisfies ToWorker, handleOf(connection.copy)!, (err) => {
+    worker.send({ type: 'connection', connection: id } satisfies ToWorker, handle, (err) => {
       // Not written (the worker is disconnecting): it never got it, another worker does.
       const back = err === null ? undefined : this.handovers.withdraw(worker, id);
       if (back === undefined) return;

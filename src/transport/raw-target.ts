@@ -45,18 +45,16 @@ const QUESTION = 0x3f;
 
 /** Which connection's lines each parser is reading (parsers are pooled and reused by node). */
 const owners = new WeakMap<object, RequestLines>();
-/** Node's own kOnBody and kOnMessageComplete, called from ours. */
-let nodeOnBody: Callback | undefined;
-let nodeOnComplete: Callback | undefined;
 
 /**
- * On each of our callbacks: node's callback it calls through (none for kOnMessageBegin). Node pools
- * parsers per process, and a second copy of this module (jest loads one per test file; an app that
- * mounts the service may hold two) finds the first copy's callbacks on them: it recognises them by
- * this mark, shared by every copy, and puts its own in their place.
+ * On each of our callbacks: node's callback it calls through, once the first parser is hooked (none
+ * for kOnMessageBegin). Node pools parsers per process, and a second copy of this module (jest loads
+ * one per test file; an app that mounts the service may hold two) finds the first copy's callbacks
+ * on them: it recognises them by this mark, shared by every copy, and puts its own in their place.
  */
 const CALLS_THROUGH = Symbol.for('student-info-service: raw-target callback');
 type Ours = Callback & { [CALLS_THROUGH]?: Callback | null };
+const isOurs = (f: unknown): f is Ours => typeof f === 'function' && CALLS_THROUGH in f;
 
 function onMessageBegin(this: Parser): void {
   owners.get(this)?.begun();
@@ -66,12 +64,12 @@ function onMessageBegin(this: Parser): void {
 function onBody(this: Parser, ...args: unknown[]): unknown {
   const chunk = args[0];
   if (Buffer.isBuffer(chunk)) owners.get(this)?.body(chunk.length);
-  return nodeOnBody!.apply(this, args);
+  return (onBody as Ours)[CALLS_THROUGH]!.apply(this, args);
 }
 
 function onMessageComplete(this: Parser, ...args: unknown[]): unknown {
   owners.get(this)?.completed();
-  return nodeOnComplete!.apply(this, args);
+  return (onMessageComplete as Ours)[CALLS_THROUGH]!.apply(this, args);
 }
 
 export class RequestLines {
@@ -184,11 +182,11 @@ export class RequestLines {
 }
 
 /** Node's callback at `index` (behind a callback of ours, from any copy of this module), the one seen before if any; null if it is not one. */
-function wrapped(p: Parser, index: number, seen: Callback | undefined): Callback | null {
-  let current = p[index] as Ours | undefined;
-  if (typeof current === 'function' && CALLS_THROUGH in current) current = current[CALLS_THROUGH] ?? undefined;
-  if (typeof current !== 'function' || (seen !== undefined && current !== seen)) return null;
-  return current;
+function wrapped(p: Parser, index: number, seen: Callback | null | undefined): Callback | null {
+  const found = p[index];
+  const current = isOurs(found) ? found[CALLS_THROUGH] : found;
+  if (typeof current !== 'function' || (seen != null && current !== seen)) return null;
+  return current as Callback;
 }
 
 const hexDigit = (n: number): number => (n < 10 ? 0x30 + n : 0x41 + n - 10);
@@ -199,13 +197,12 @@ function hook(parser: unknown, lines: RequestLines): boolean {
   const p = parser as Parser;
   const { kOnMessageBegin: begin, kOnBody: body, kOnMessageComplete: complete } = p.constructor ?? {};
   if (typeof begin !== 'number' || typeof body !== 'number' || typeof complete !== 'number') return false;
-  const current = p[begin];
-  if (current != null && !(typeof current === 'function' && CALLS_THROUGH in current)) return false;
-  const nodeBody = wrapped(p, body, nodeOnBody);
-  const nodeComplete = wrapped(p, complete, nodeOnComplete);
+  if (p[begin] != null && !isOurs(p[begin])) return false;
+  const nodeBody = wrapped(p, body, (onBody as Ours)[CALLS_THROUGH]);
+  const nodeComplete = wrapped(p, complete, (onMessageComplete as Ours)[CALLS_THROUGH]);
   if (nodeBody === null || nodeComplete === null) return false;
-  nodeOnBody = (onBody as Ours)[CALLS_THROUGH] = nodeBody;
-  nodeOnComplete = (onMessageComplete as Ours)[CALLS_THROUGH] = nodeComplete;
+  (onBody as Ours)[CALLS_THROUGH] = nodeBody;
+  (onMessageComplete as Ours)[CALLS_THROUGH] = nodeComplete;
   p[body] = onBody;
   p[complete] = onMessageComplete;
   p[begin] = onMessageBegin;
