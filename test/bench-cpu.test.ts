@@ -54,25 +54,27 @@ test('ratios pair the rounds: B over A, with their median, middle half and range
   expect(r).toEqual({ median: 1, q1: 1, q3: 1.1, min: 0.9, max: 1.2 });
 });
 
+/** A row of the CPU table: one workload's µs per request for one target. */
+const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({
+  workload,
+  title: workload,
+  target,
+  kind,
+  rate: 100,
+  us,
+  rounds: [us],
+  waited: 0,
+  errors: 0,
+  answered: 300,
+});
+const S = 'service, SQLite, 1 worker';
+
 describe('the targets of issue 42, judged on CPU per request', () => {
-  const S = 'service, SQLite, 1 worker';
   const P = 'service, PostgreSQL, 1 worker';
   const stores = [
     { name: 'SQLite', label: S },
     { name: 'PostgreSQL', label: P },
   ];
-  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({
-    workload,
-    title: workload,
-    target,
-    kind,
-    rate: 100,
-    us,
-    rounds: [us],
-    waited: 0,
-    errors: 0,
-    answered: 300,
-  });
   const cpu: CpuRow[] = [
     row('token-soap11', S, 'service', 90),
     row('token-soap11', P, 'service', 150),
@@ -118,11 +120,15 @@ describe('the targets of issue 42, judged on CPU per request', () => {
 
   test('linear in students: the cost of a student from 500 to 5,000 against that from 10 to 500', () => {
     expect(
-      v("SQLite: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's)"),
+      v(
+        "SQLite: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's 500->5000)",
+      ),
     ).toMatchObject({ ok: true });
     // 0.5 µs a student to 500, then (4100 - 350) / 4500 = 0.83: 1.67x.
     expect(
-      v("PostgreSQL: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's)"),
+      v(
+        "PostgreSQL: GetStudentSchool soap11 CPU/request linear in students (us per student 500->5000 <= 1.25x 10->500, or the ceiling's 500->5000)",
+      ),
     ).toMatchObject({ ok: false, measured: expect.stringMatching(/^1\.67x, misses by 33%/) });
   });
 
@@ -145,19 +151,6 @@ test('the paced rate: one for all, a third of the slowest; on a roster node-soap
 });
 
 test("a roster cost flat from 10 to 500 (cached) is held to the ceiling's cost of a student, not to nothing", () => {
-  const row = (workload: string, target: string, kind: CpuRow['kind'], us: number): CpuRow => ({
-    workload,
-    title: workload,
-    target,
-    kind,
-    rate: 100,
-    us,
-    rounds: [us],
-    waited: 0,
-    errors: 0,
-    answered: 300,
-  });
-  const S = 'service, SQLite, 1 worker';
   // The service: 300, 300, 1200 µs; the ceiling 0.2 µs a student (50, 148, 1048).
   const cpu = [
     row('school10-get', S, 'service', 300),
@@ -167,7 +160,34 @@ test("a roster cost flat from 10 to 500 (cached) is held to the ceiling's cost o
   ];
   const [v] = judgeCpu(WORKLOADS, cpu, [], [{ name: 'SQLite', label: S }], []);
   // (1200 - 300) / 4500 = 0.2 µs a student: the ceiling's own.
-  expect(v).toMatchObject({ ok: true, measured: expect.stringMatching(/^1\.00x \(0\.000 then 0\.200 us per student, the ceiling 0\.200/) });
+  expect(v).toMatchObject({
+    ok: true,
+    measured: expect.stringMatching(/^1\.00x \(0\.000 then 0\.200 us per student, the ceiling 0\.200 from 500/),
+  });
+});
+
+test("the ceiling's cost of a student is read over the range it is held to: flat to 500, then the socket's buffer outgrown", () => {
+  // The run of 2026-11-28 (SOAP 1.1, SQLite): the ceiling 61, 61, 288 µs; the service 185, 195, 451.
+  const judged = (service5000: number) => {
+    const cpu = [
+      row('school10-soap11', S, 'service', 185),
+      row('school500-soap11', S, 'service', 195),
+      row('school5000-soap11', S, 'service', service5000),
+      ...[
+        [10, 61],
+        [500, 61],
+        [5000, 288],
+      ].map(([n, us]) => row(`school${n}-soap11`, 'ceiling', 'ceiling', us)),
+    ];
+    return judgeCpu(WORKLOADS, cpu, [], [{ name: 'SQLite', label: S }], [])[0];
+  };
+  // (451 - 195) / 4500 = 0.057 µs a student against the ceiling's (288 - 61) / 4500 = 0.050.
+  expect(judged(451)).toMatchObject({
+    ok: true,
+    measured: expect.stringMatching(/^1\.13x \(0\.020 then 0\.057 us per student, the ceiling 0\.050 from 500 to 5000/),
+  });
+  // Twice the ceiling's cost a student past 500 is not linear: (650 - 195) / 4500 = 0.101.
+  expect(judged(650)).toMatchObject({ ok: false, measured: expect.stringMatching(/^2\.00x, misses by 60%/) });
 });
 
 test("a published run is the Node.js line .nvmrc names: another line's figures are refused in one line", () => {
