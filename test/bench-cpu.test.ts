@@ -150,17 +150,19 @@ test('the paced rate: one for all, a third of the slowest; on a roster node-soap
   expect(pacedRates([{ kind: 'service', max: 6 }])).toEqual([5]);
 });
 
+/** The linear-in-students verdict on SQLite for rosters of 10, 500 and 5,000 students: the service's and the ceiling's µs. */
+function linearVerdict(binding: 'soap11' | 'get', service: readonly number[], ceiling: readonly number[]) {
+  const cpu = [10, 500, 5000].flatMap((n, i) => [
+    row(`school${n}-${binding}`, S, 'service', service[i]!),
+    row(`school${n}-${binding}`, 'ceiling', 'ceiling', ceiling[i]!),
+  ]);
+  return judgeCpu(WORKLOADS, cpu, [], [{ name: 'SQLite', label: S }], [])[0];
+}
+
 test("a roster cost flat from 10 to 500 (cached) is held to the ceiling's cost of a student, not to nothing", () => {
   // The service: 300, 300, 1200 µs; the ceiling 0.2 µs a student (50, 148, 1048).
-  const cpu = [
-    row('school10-get', S, 'service', 300),
-    row('school500-get', S, 'service', 300),
-    row('school5000-get', S, 'service', 1200),
-    ...[10, 500, 5000].map((n) => row(`school${n}-get`, 'ceiling', 'ceiling', 48 + 0.2 * n)),
-  ];
-  const [v] = judgeCpu(WORKLOADS, cpu, [], [{ name: 'SQLite', label: S }], []);
   // (1200 - 300) / 4500 = 0.2 µs a student: the ceiling's own.
-  expect(v).toMatchObject({
+  expect(linearVerdict('get', [300, 300, 1200], [50, 148, 1048])).toMatchObject({
     ok: true,
     measured: expect.stringMatching(/^1\.00x \(0\.000 then 0\.200 us per student, the ceiling 0\.200 from 500/),
   });
@@ -168,26 +170,17 @@ test("a roster cost flat from 10 to 500 (cached) is held to the ceiling's cost o
 
 test("the ceiling's cost of a student is read over the range it is held to: flat to 500, then the socket's buffer outgrown", () => {
   // The run of 2026-11-28 (SOAP 1.1, SQLite): the ceiling 61, 61, 288 µs; the service 185, 195, 451.
-  const judged = (service5000: number) => {
-    const cpu = [
-      row('school10-soap11', S, 'service', 185),
-      row('school500-soap11', S, 'service', 195),
-      row('school5000-soap11', S, 'service', service5000),
-      ...[
-        [10, 61],
-        [500, 61],
-        [5000, 288],
-      ].map(([n, us]) => row(`school${n}-soap11`, 'ceiling', 'ceiling', us)),
-    ];
-    return judgeCpu(WORKLOADS, cpu, [], [{ name: 'SQLite', label: S }], [])[0];
-  };
+  const ceiling = [61, 61, 288];
   // (451 - 195) / 4500 = 0.057 µs a student against the ceiling's (288 - 61) / 4500 = 0.050.
-  expect(judged(451)).toMatchObject({
+  expect(linearVerdict('soap11', [185, 195, 451], ceiling)).toMatchObject({
     ok: true,
     measured: expect.stringMatching(/^1\.13x \(0\.020 then 0\.057 us per student, the ceiling 0\.050 from 500 to 5000/),
   });
   // Twice the ceiling's cost a student past 500 is not linear: (650 - 195) / 4500 = 0.101.
-  expect(judged(650)).toMatchObject({ ok: false, measured: expect.stringMatching(/^2\.00x, misses by 60%/) });
+  expect(linearVerdict('soap11', [185, 195, 650], ceiling)).toMatchObject({
+    ok: false,
+    measured: expect.stringMatching(/^2\.00x, misses by 60%/),
+  });
 });
 
 test("a published run is the Node.js line .nvmrc names: another line's figures are refused in one line", () => {

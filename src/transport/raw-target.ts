@@ -53,24 +53,25 @@ const owners = new WeakMap<object, RequestLines>();
  * on them: it recognises them by this mark, shared by every copy, and puts its own in their place.
  */
 const CALLS_THROUGH = Symbol.for('student-info-service: raw-target callback');
-type Ours = Callback & { [CALLS_THROUGH]?: Callback | null };
+type Ours = Callback & { [CALLS_THROUGH]: Callback | null };
 const isOurs = (f: unknown): f is Ours => typeof f === 'function' && CALLS_THROUGH in f;
+/** `f` with the mark, calling through to nothing until a parser is hooked. */
+const ours = (f: Callback): Ours => Object.assign(f, { [CALLS_THROUGH]: null });
 
-function onMessageBegin(this: Parser): void {
+const onMessageBegin: Ours = ours(function (this: Parser) {
   owners.get(this)?.begun();
-}
-(onMessageBegin as Ours)[CALLS_THROUGH] = null;
+});
 
-function onBody(this: Parser, ...args: unknown[]): unknown {
+const onBody: Ours = ours(function (this: Parser, ...args: unknown[]) {
   const chunk = args[0];
   if (Buffer.isBuffer(chunk)) owners.get(this)?.body(chunk.length);
-  return (onBody as Ours)[CALLS_THROUGH]!.apply(this, args);
-}
+  return onBody[CALLS_THROUGH]!.apply(this, args);
+});
 
-function onMessageComplete(this: Parser, ...args: unknown[]): unknown {
+const onMessageComplete: Ours = ours(function (this: Parser, ...args: unknown[]) {
   owners.get(this)?.completed();
-  return (onMessageComplete as Ours)[CALLS_THROUGH]!.apply(this, args);
-}
+  return onMessageComplete[CALLS_THROUGH]!.apply(this, args);
+});
 
 export class RequestLines {
   /** The parser has finished a message and not begun another: what it is given next starts a request line. */
@@ -182,7 +183,7 @@ export class RequestLines {
 }
 
 /** Node's callback at `index` (behind a callback of ours, from any copy of this module), the one seen before if any; null if it is not one. */
-function wrapped(p: Parser, index: number, seen: Callback | null | undefined): Callback | null {
+function wrapped(p: Parser, index: number, seen: Callback | null): Callback | null {
   const found = p[index];
   const current = isOurs(found) ? found[CALLS_THROUGH] : found;
   if (typeof current !== 'function' || (seen != null && current !== seen)) return null;
@@ -198,11 +199,11 @@ function hook(parser: unknown, lines: RequestLines): boolean {
   const { kOnMessageBegin: begin, kOnBody: body, kOnMessageComplete: complete } = p.constructor ?? {};
   if (typeof begin !== 'number' || typeof body !== 'number' || typeof complete !== 'number') return false;
   if (p[begin] != null && !isOurs(p[begin])) return false;
-  const nodeBody = wrapped(p, body, (onBody as Ours)[CALLS_THROUGH]);
-  const nodeComplete = wrapped(p, complete, (onMessageComplete as Ours)[CALLS_THROUGH]);
+  const nodeBody = wrapped(p, body, onBody[CALLS_THROUGH]);
+  const nodeComplete = wrapped(p, complete, onMessageComplete[CALLS_THROUGH]);
   if (nodeBody === null || nodeComplete === null) return false;
-  (onBody as Ours)[CALLS_THROUGH] = nodeBody;
-  (onMessageComplete as Ours)[CALLS_THROUGH] = nodeComplete;
+  onBody[CALLS_THROUGH] = nodeBody;
+  onMessageComplete[CALLS_THROUGH] = nodeComplete;
   p[body] = onBody;
   p[complete] = onMessageComplete;
   p[begin] = onMessageBegin;
